@@ -1,0 +1,1 @@
+//! (conform: module under construction)

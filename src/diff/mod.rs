@@ -1,0 +1,1 @@
+//! (diff: module under construction)

@@ -1,0 +1,1 @@
+//! (json: module under construction)

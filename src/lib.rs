@@ -1,0 +1,21 @@
+//! chatparse turns raw LLM output into structured chat messages.
+//!
+//! The crate is organised by concept:
+//!
+//! - [`peg`]: the PEG parser engine (arena grammar, builder, partial and incremental parsing,
+//!   tagged AST).
+//! - [`json`]: JSON and Python-dict scanning used by the PEG engine's JSON parsers.
+//! - [`diff`]: the differential comparison helpers of the template analyzer (marker
+//!   segmentation, diff split, common prefix/suffix helpers).
+//! - [`template`]: Hugging Face-compatible chat template rendering (minijinja).
+//! - [`response`]: Hugging Face-style declarative response templates.
+//! - [`conform`]: the conformance runner over recorded vectors.
+//! - [`cli`]: the `chatparse` command line.
+
+pub mod cli;
+pub mod conform;
+pub mod diff;
+pub mod json;
+pub mod peg;
+pub mod response;
+pub mod template;

@@ -1,0 +1,1 @@
+//! (peg: module under construction)

@@ -1,0 +1,1 @@
+//! (response: module under construction)
