@@ -8,7 +8,7 @@
 //! - [`diff`]: the differential comparison helpers of the template analyzer (marker
 //!   segmentation, diff split, common prefix/suffix helpers).
 //! - [`template`]: Hugging Face-compatible chat template rendering (minijinja).
-//! - [`response`]: Hugging Face-style declarative response templates.
+//! - [`response_template`]: Hugging Face-style declarative response templates.
 //! - [`conform`]: the conformance runner over recorded vectors.
 //! - [`cli`]: the `chatparse` command line.
 
@@ -17,5 +17,5 @@ pub mod conform;
 pub mod diff;
 pub mod json;
 pub mod peg;
-pub mod response;
+pub mod response_template;
 pub mod template;

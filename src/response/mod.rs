@@ -1,1 +1,0 @@
-//! (response: module under construction)

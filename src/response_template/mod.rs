@@ -1,0 +1,1 @@
+//! (response_template: module under construction)
