@@ -11,6 +11,7 @@
 //! - [`response_template`]: Hugging Face-style declarative response templates.
 //! - [`conform`]: the conformance runner over recorded vectors.
 //! - [`cli`]: the `chatparse` command line.
+//! - [`shared_data`]: locating the read-only `../shared` data (templates, vectors, bench inputs).
 
 pub mod cli;
 pub mod conform;
@@ -18,4 +19,5 @@ pub mod diff;
 pub mod json;
 pub mod peg;
 pub mod response_template;
+pub mod shared_data;
 pub mod template;
