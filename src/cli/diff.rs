@@ -1,4 +1,5 @@
-//! `chatparse diff A B [--files] [--json]`: shows the diff split of two strings.
+//! `chatparse diff A B [--files] [--json]` / `chatparse diff --pair FILE`: shows the diff split
+//! of two strings.
 
 use crate::diff::{diff_split, segments, DiffSplit, SegmentKind};
 use clap::Args;
@@ -9,15 +10,22 @@ use std::process::ExitCode;
 /// common suffix, never cutting through a `<...>` / `[...]` marker.
 ///
 /// Whitespace is shown: `⏎` ends a line, `→` is a tab, `·` a trailing space.
+/// Example: `chatparse diff --pair corpus/diff/chatml-generation-prompt`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The first string (with --files: a path).
-    a: String,
+    #[arg(required_unless_present = "pair")]
+    a: Option<String>,
     /// The second string (with --files: a path).
-    b: String,
+    #[arg(required_unless_present = "pair")]
+    b: Option<String>,
     /// Read A and B from these files.
     #[arg(long)]
     files: bool,
+    /// Read A and B from one file holding A, a NUL byte, then B (the encoding of the seeds in
+    /// corpus/diff/).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["a", "b", "files"])]
+    pair: Option<String>,
     /// Print the split as a JSON object {prefix, left, right, suffix}.
     #[arg(long)]
     json: bool,
@@ -25,16 +33,12 @@ pub struct DiffArgs {
 
 /// Runs the subcommand.
 pub fn run(args: &DiffArgs) -> ExitCode {
-    let (a, b) = if args.files {
-        match (read(&args.a), read(&args.b)) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(error), _) | (_, Err(error)) => {
-                eprintln!("chatparse diff: {error}");
-                return ExitCode::from(2);
-            }
+    let (a, b) = match inputs(args) {
+        Ok(inputs) => inputs,
+        Err(error) => {
+            eprintln!("chatparse diff: {error}");
+            return ExitCode::from(2);
         }
-    } else {
-        (args.a.clone(), args.b.clone())
     };
     let split = diff_split(&a, &b);
     if args.json {
@@ -43,6 +47,26 @@ pub fn run(args: &DiffArgs) -> ExitCode {
         print!("{}", render(&split));
     }
     ExitCode::SUCCESS
+}
+
+/// A and B as the arguments give them: literally, from two files, or from one NUL-separated file.
+fn inputs(args: &DiffArgs) -> Result<(String, String), String> {
+    if let Some(path) = &args.pair {
+        let text = read(path)?;
+        return match text.split_once('\0') {
+            Some((a, b)) => Ok((a.to_owned(), b.to_owned())),
+            None => Err(format!("{path} holds no NUL byte separating A from B")),
+        };
+    }
+    let (a, b) = (
+        args.a.clone().unwrap_or_default(),
+        args.b.clone().unwrap_or_default(),
+    );
+    if args.files {
+        Ok((read(&a)?, read(&b)?))
+    } else {
+        Ok((a, b))
+    }
 }
 
 fn read(path: &str) -> Result<String, String> {
@@ -74,8 +98,9 @@ pub fn render(split: &DiffSplit<'_>) -> String {
             .filter(|segment| segment.kind == SegmentKind::Marker)
             .map(|segment| segment.text)
             .collect();
+        let plural = if markers.len() == 1 { "" } else { "s" };
         out.push_str(&format!(
-            "── {name} ({what}, {} bytes, {} markers) ──\n",
+            "── {name}: {what}, {} bytes, {} marker{plural} ──\n",
             text.len(),
             markers.len()
         ));
@@ -83,7 +108,9 @@ pub fn render(split: &DiffSplit<'_>) -> String {
             out.push_str("(empty)\n");
         } else {
             out.push_str(&visible(text));
-            out.push('\n');
+            if !text.ends_with('\n') {
+                out.push('\n');
+            }
         }
     }
     out
@@ -119,9 +146,10 @@ mod tests {
         let a = "<|im_start|>user\nHi<|im_end|>\n";
         let b = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
         let shown = render(&diff_split(a, b));
-        assert!(shown
-            .contains("── right (only in B, 22 bytes, 1 markers) ──\n<|im_start|>assistant⏎\n"));
-        assert!(shown.contains("── left (only in A, 0 bytes, 0 markers) ──\n(empty)\n"));
+        assert!(shown.contains(
+            "── right: only in B, 22 bytes, 1 marker ──\n<|im_start|>assistant⏎\n── suffix"
+        ));
+        assert!(shown.contains("── left: only in A, 0 bytes, 0 markers ──\n(empty)\n"));
         assert_eq!(
             to_json(&diff_split("a<1>", "a<2>")),
             r#"{"prefix":"a","left":"<1>","right":"<2>","suffix":""}"#
