@@ -9,7 +9,8 @@ use std::process::ExitCode;
 /// Run conformance vectors (JSONL) and print one line per failing case, then `N passed, M failed`.
 ///
 /// The kind of each case is told by its fields; kinds without a runner yet are reported as
-/// skipped. Exits with 1 when a case fails.
+/// skipped. With several files, a count line per file comes first. Exits with 1 when a case
+/// fails.
 #[derive(Debug, Args)]
 pub struct ConformArgs {
     /// Vector files, one JSON case per line.
@@ -26,15 +27,29 @@ pub fn run(args: &ConformArgs) -> ExitCode {
         templates_dir: args.templates.clone(),
     };
     let mut total = Report::default();
+    let mut per_file = Vec::new();
     for path in &args.files {
-        total.merge(run_file(path, &ctx));
+        let report = run_file(path, &ctx);
+        per_file.push(format!(
+            "{}: {} passed, {} failed, {} skipped",
+            path.display(),
+            report.passed,
+            report.failed(),
+            report.skipped_total()
+        ));
+        total.merge(report);
     }
     let mut stdout = std::io::stdout().lock();
-    if total
-        .write_to(&mut stdout)
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
+    let mut write = || -> std::io::Result<()> {
+        if per_file.len() > 1 {
+            for line in &per_file {
+                writeln!(stdout, "{line}")?;
+            }
+        }
+        total.write_to(&mut stdout)?;
+        stdout.flush()
+    };
+    if write().is_err() {
         return ExitCode::from(2);
     }
     if total.is_success() {

@@ -40,6 +40,8 @@ impl<'a> DiffSplit<'a> {
 ///    the same pace (one from the front, one from the back per round) while each side keeps at
 ///    least two unpeeled segments. A side left with one segment then gives it to the suffix if
 ///    it equals the other side's last segment, else to the prefix if it equals the first.
+///    The common pace decides where an insertion that could align in several places (a repeated
+///    block such as a second tool call) goes: each end keeps what it peeled before they met.
 /// 3. Finally characters are shared inside text segments only: the common end of the last
 ///    remaining text segments joins the suffix, then the common start of the first remaining
 ///    text segments (within what the suffix left over) joins the prefix.
@@ -47,6 +49,10 @@ impl<'a> DiffSplit<'a> {
 /// The suffix never overlaps the prefix, both cuts fall on UTF-8 char boundaries, and a cut never
 /// falls inside a marker of `a` or `b` (with one exception: when `a` is a prefix of `b` and ends
 /// with an unclosed opener that `b` closes; see [`check_split`]).
+///
+/// These rules give llama.cpp's `calculate_diff_split` results on all its recorded vectors except
+/// two, where llama.cpp counts one segment in both prefix and suffix; there this split keeps the
+/// contract instead.
 ///
 /// ```
 /// use chatparse::diff::diff_split;

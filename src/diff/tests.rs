@@ -72,6 +72,34 @@ fn affix_helpers() {
     assert_eq!(after_common_suffix("nothing", "1</x>", "2</x>"), "");
 }
 
+/// Oracle for [`segments`]: a char-by-char state machine over the marker rules.
+fn model_segments(input: &str) -> Vec<(SegmentKind, String)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut closer = None;
+    for c in input.chars() {
+        match closer {
+            None if c == '<' || c == '[' => {
+                if !current.is_empty() {
+                    out.push((SegmentKind::Text, std::mem::take(&mut current)));
+                }
+                closer = Some(if c == '<' { '>' } else { ']' });
+                current.push(c);
+            }
+            Some(end) if c == end => {
+                current.push(c);
+                out.push((SegmentKind::Marker, std::mem::take(&mut current)));
+                closer = None;
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        out.push((SegmentKind::Text, current));
+    }
+    out
+}
+
 /// Pieces that make template-like strings: markers, broken markers, unicode and whitespace.
 fn piece() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
@@ -135,6 +163,12 @@ proptest! {
             joined.push_str(segment.text);
         }
         prop_assert_eq!(joined, input);
+    }
+
+    #[test]
+    fn segments_match_the_model(input in template_like()) {
+        let actual: Vec<_> = segments(&input).map(|s| (s.kind, s.text.to_owned())).collect();
+        prop_assert_eq!(actual, model_segments(&input));
     }
 
     #[test]
