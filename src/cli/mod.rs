@@ -1,4 +1,10 @@
-//! The `chatparse` command line: argument parsing (clap) and one function per subcommand.
+//! The `chatparse` command line: argument parsing (clap) and one file per subcommand.
+//!
+//! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
+//! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.
+
+pub mod conform;
+pub mod diff;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -12,10 +18,17 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    Diff(diff::DiffArgs),
+    Conform(conform::ConformArgs),
+}
 
 /// Runs the command line with the process arguments and returns the exit code.
+#[allow(unreachable_code, unused_variables)] // until the first subcommand exists
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Diff(args) => diff::run(&args),
+        Command::Conform(args) => conform::run(&args),
+    }
 }

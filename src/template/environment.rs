@@ -1,0 +1,80 @@
+//! The minijinja [`Environment`] configured to render like transformers' Jinja2 sandbox.
+//!
+//! transformers compiles chat templates with `ImmutableSandboxedEnvironment(trim_blocks=True,
+//! lstrip_blocks=True, extensions=[AssistantTracker, loopcontrols])` and adds `tojson`,
+//! `raise_exception`, `strftime_now`, `dict` and `namespace`. Here:
+//!
+//! - syntax: `trim_blocks` and `lstrip_blocks` through [`SyntaxConfig`]; loop controls are a
+//!   minijinja feature; `{% generation %}` is handled by [`super::preprocess`];
+//! - no auto-escaping, undefined values are lenient like Jinja2's default `Undefined`;
+//! - printing follows Python `str()` (`None`, `True`, `['a', 1]`) via a formatter;
+//! - filters, tests, globals and Python methods from the sibling modules;
+//! - [`Limits`]: fuel (instructions per render) and recursion depth.
+
+use minijinja::syntax::SyntaxConfig;
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
+
+use super::{filters, globals, python, tests_jinja};
+
+/// Resource limits of one render; exceeding one is a [`TemplateErrorKind::Limit`] error.
+///
+/// [`TemplateErrorKind::Limit`]: super::TemplateErrorKind::Limit
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum minijinja instructions executed by one render.
+    pub fuel: u64,
+    /// Maximum nesting depth (loops, conditionals, macro calls count toward it).
+    pub recursion: usize,
+}
+
+impl Default for Limits {
+    /// 5 million instructions (real chat templates need well under 100k per render) and a depth
+    /// of 200.
+    fn default() -> Limits {
+        Limits {
+            fuel: 5_000_000,
+            recursion: 200,
+        }
+    }
+}
+
+/// Builds an environment with the transformers-compatible configuration and no templates.
+pub(crate) fn build(limits: Limits) -> Result<Environment<'static>, Error> {
+    let mut env = Environment::new();
+    env.set_syntax(
+        SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()?,
+    );
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    env.set_fuel(Some(limits.fuel));
+    env.set_recursion_limit(limits.recursion);
+    env.set_formatter(|out, _state, value| {
+        if let Some(s) = value.as_str() {
+            return out
+                .write_str(s)
+                .map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"));
+        }
+        let mut text = String::new();
+        python::py_str(value, &mut text);
+        out.write_str(&text)
+            .map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
+    });
+    env.set_unknown_method_callback(globals::unknown_method);
+
+    env.add_filter("tojson", filters::tojson);
+    env.add_filter("from_json", filters::from_json);
+    env.add_filter("indent", filters::indent);
+    env.add_filter("int", filters::int);
+    env.add_filter("string", filters::string);
+
+    env.add_test("iterable", tests_jinja::is_iterable);
+    env.add_test("sequence", tests_jinja::is_sequence);
+
+    env.add_function("raise_exception", globals::raise_exception);
+    env.add_function("strftime_now", globals::strftime_now);
+    env.add_function("namespace", globals::namespace);
+    Ok(env)
+}

@@ -1,0 +1,308 @@
+//! [`ChatTemplate`]: compile once, render many; [`RenderInput`]: what a render sees.
+
+use std::borrow::Cow;
+
+use minijinja::{Environment, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Map;
+
+use super::environment::{self, Limits};
+use super::error::{TemplateError, TemplateErrorKind};
+use super::globals::CLOCK_VAR;
+use super::preprocess::rewrite_generation_tags;
+use super::value::{from_json, ValueMap};
+
+/// Where `strftime_now` takes "now" from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Clock {
+    /// The system clock (UTC).
+    #[default]
+    System,
+    /// A fixed instant, in seconds since the Unix epoch (UTC); makes renders deterministic.
+    Fixed(i64),
+}
+
+/// Whether the render continues the final message instead of closing it, as transformers'
+/// `continue_final_message` does: the continued field gets a marker appended, the template is
+/// rendered, and the prompt is cut just before the marker, so it ends inside the final message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Continuation {
+    /// Render the conversation normally.
+    #[default]
+    None,
+    /// Continue the final message's `content`.
+    Content,
+    /// Continue the final message's reasoning (`reasoning_content` and its aliases).
+    Reasoning,
+}
+
+/// The inputs of one render, as transformers' `apply_chat_template` passes them.
+///
+/// The template sees `messages`, `tools` (`none` when absent, as in transformers),
+/// `documents` (`none`), `add_generation_prompt`, and every entry of `extra` as a top-level
+/// variable (`enable_thinking`, `bos_token`, `eos_token`, ...).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RenderInput {
+    /// OpenAI-style messages (`role`, `content`, `tool_calls`, `reasoning_content`, ...).
+    pub messages: Vec<serde_json::Value>,
+    /// OpenAI-style tool definitions; `None` renders as `tools = none`.
+    pub tools: Option<Vec<serde_json::Value>>,
+    /// Whether the template should open an assistant turn at the end.
+    pub add_generation_prompt: bool,
+    /// Further top-level variables; they override the standard ones of the same name.
+    pub extra: Map<String, serde_json::Value>,
+    /// The clock behind `strftime_now`.
+    pub clock: Clock,
+    /// Whether to continue the final message (transformers' `continue_final_message`).
+    pub continuation: Continuation,
+}
+
+impl RenderInput {
+    /// An input with these messages, no tools, no generation prompt and the system clock.
+    pub fn new(messages: Vec<serde_json::Value>) -> RenderInput {
+        RenderInput {
+            messages,
+            ..RenderInput::default()
+        }
+    }
+
+    /// Sets the tool definitions.
+    pub fn with_tools(mut self, tools: Option<Vec<serde_json::Value>>) -> RenderInput {
+        self.tools = tools;
+        self
+    }
+
+    /// Sets `add_generation_prompt`.
+    pub fn with_generation_prompt(mut self, yes: bool) -> RenderInput {
+        self.add_generation_prompt = yes;
+        self
+    }
+
+    /// Sets one extra top-level variable (for example `enable_thinking`).
+    pub fn with_var(mut self, name: &str, value: impl Into<serde_json::Value>) -> RenderInput {
+        self.extra.insert(name.to_string(), value.into());
+        self
+    }
+
+    /// Sets whether the final message is continued.
+    pub fn with_continuation(mut self, continuation: Continuation) -> RenderInput {
+        self.continuation = continuation;
+        self
+    }
+
+    /// Sets the clock behind `strftime_now`.
+    pub fn with_clock(mut self, clock: Clock) -> RenderInput {
+        self.clock = clock;
+        self
+    }
+}
+
+/// The message fields transformers treats as reasoning, in its lookup order.
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+
+/// The marker transformers appends to the continued field (see [`Continuation`]).
+const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
+
+/// transformers' reasoning aliasing (`_alias_reasoning_fields`): a message with reasoning under
+/// any of the names gets it as `thinking` (first key, unless the message has its own `thinking`)
+/// and as `reasoning_content` (last key unless present).
+fn alias_reasoning(message: &serde_json::Value) -> Cow<'_, serde_json::Value> {
+    let serde_json::Value::Object(map) = message else {
+        return Cow::Borrowed(message);
+    };
+    let Some(reasoning) = REASONING_FIELDS
+        .iter()
+        .find_map(|k| map.get(*k).filter(|v| !v.is_null()))
+    else {
+        return Cow::Borrowed(message);
+    };
+    let mut out = Map::with_capacity(map.len() + 2);
+    out.insert("thinking".to_string(), reasoning.clone());
+    for (k, v) in map {
+        out.insert(k.clone(), v.clone());
+    }
+    out.insert("reasoning_content".to_string(), reasoning.clone());
+    Cow::Owned(serde_json::Value::Object(out))
+}
+
+/// Appends the continuation tag to `field` of `message` (to the last text part when the field
+/// is a list of parts); returns the field's original text.
+fn tag_field(message: &mut serde_json::Value, field: &str) -> Option<String> {
+    match message.get_mut(field)? {
+        serde_json::Value::String(s) => {
+            let original = s.clone();
+            s.push_str(CONTINUE_TAG);
+            Some(original)
+        }
+        serde_json::Value::Array(parts) => parts.iter_mut().rev().find_map(|part| {
+            let text = part.get_mut("text")?.as_str()?.to_string();
+            part["text"] = serde_json::Value::String(format!("{text}{CONTINUE_TAG}"));
+            Some(text)
+        }),
+        _ => None,
+    }
+}
+
+/// A compiled chat template. Compile once with [`ChatTemplate::new`], then call
+/// [`ChatTemplate::render`] as often as needed; renders share no state.
+#[derive(Debug)]
+pub struct ChatTemplate {
+    name: String,
+    source: String,
+    env: Environment<'static>,
+}
+
+impl ChatTemplate {
+    /// Compiles `source` under `name` (used in error messages) with the default [`Limits`].
+    pub fn new(
+        name: impl Into<String>,
+        source: impl Into<String>,
+    ) -> Result<ChatTemplate, TemplateError> {
+        ChatTemplate::with_limits(name, source, Limits::default())
+    }
+
+    /// Compiles `source` under `name` with explicit resource limits.
+    pub fn with_limits(
+        name: impl Into<String>,
+        source: impl Into<String>,
+        limits: Limits,
+    ) -> Result<ChatTemplate, TemplateError> {
+        let name = name.into();
+        let source = source.into();
+        let mut env =
+            environment::build(limits).map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+        let rewritten = rewrite_generation_tags(&source).into_owned();
+        env.add_template_owned(name.clone(), rewritten)
+            .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+        Ok(ChatTemplate { name, source, env })
+    }
+
+    /// The name given at construction.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The template source as given (before the `{% generation %}` rewrite).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Renders the template with `input`.
+    pub fn render(&self, input: &RenderInput) -> Result<String, TemplateError> {
+        let template = self
+            .env
+            .get_template(&self.name)
+            .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
+        for (i, m) in input.messages.iter().enumerate() {
+            if !m.is_object() {
+                return Err(TemplateError::new(
+                    TemplateErrorKind::Input,
+                    &self.name,
+                    None,
+                    format!("message {i} is not a JSON object"),
+                ));
+            }
+        }
+        let mut messages: Vec<Cow<'_, serde_json::Value>> =
+            input.messages.iter().map(alias_reasoning).collect();
+        let continued = match input.continuation {
+            Continuation::None => None,
+            Continuation::Content | Continuation::Reasoning => {
+                Some(self.tag_final_message(&mut messages, input.continuation)?)
+            }
+        };
+        let mut ctx = ValueMap::new();
+        let messages: Vec<Value> = messages.iter().map(|m| from_json(m)).collect();
+        ctx.insert(Value::from("messages"), Value::from(messages));
+        let tools = match &input.tools {
+            Some(tools) => Value::from(tools.iter().map(from_json).collect::<Vec<_>>()),
+            None => Value::from(()),
+        };
+        ctx.insert(Value::from("tools"), tools);
+        ctx.insert(Value::from("documents"), Value::from(()));
+        ctx.insert(
+            Value::from("add_generation_prompt"),
+            Value::from(input.add_generation_prompt),
+        );
+        for (k, v) in &input.extra {
+            ctx.insert(Value::from(k.as_str()), from_json(v));
+        }
+        if let Clock::Fixed(t) = input.clock {
+            ctx.insert(Value::from(CLOCK_VAR), Value::from(t));
+        }
+        let rendered = template
+            .render(Value::from(ctx))
+            .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
+        match continued {
+            None => Ok(rendered),
+            Some(original) => self.cut_at_continuation(rendered, &original),
+        }
+    }
+
+    /// Tags the continued field(s) of the final message; returns the field's original text.
+    fn tag_final_message(
+        &self,
+        messages: &mut [Cow<'_, serde_json::Value>],
+        continuation: Continuation,
+    ) -> Result<String, TemplateError> {
+        let input_error = |msg: &str| {
+            TemplateError::new(TemplateErrorKind::Input, &self.name, None, msg.to_string())
+        };
+        let last = messages
+            .last_mut()
+            .ok_or_else(|| input_error("continuation requested but there are no messages"))?
+            .to_mut();
+        let fields: Vec<&str> = match continuation {
+            Continuation::Reasoning => {
+                let value = REASONING_FIELDS
+                    .iter()
+                    .find_map(|k| last.get(*k).filter(|v| !v.is_null()));
+                let value = value.cloned().unwrap_or(serde_json::Value::Null);
+                REASONING_FIELDS
+                    .into_iter()
+                    .filter(|k| !value.is_null() && last.get(*k) == Some(&value))
+                    .collect()
+            }
+            _ => vec!["content"],
+        };
+        if fields.is_empty() || last.get(fields[0]).is_none_or(|v| v.is_null()) {
+            return Err(input_error("the final message has no text to continue"));
+        }
+        if !fields.iter().any(|f| self.source.contains(f)) {
+            return Err(input_error("the template does not use the continued field"));
+        }
+        let mut original = None;
+        for field in fields {
+            original = original.or(tag_field(last, field));
+        }
+        original.ok_or_else(|| input_error("the final message has no text to continue"))
+    }
+
+    /// Cuts the render just before the continuation tag, like transformers.
+    fn cut_at_continuation(
+        &self,
+        rendered: String,
+        original: &str,
+    ) -> Result<String, TemplateError> {
+        let tag = CONTINUE_TAG.trim_end();
+        let Some(at) = rendered
+            .rfind(tag)
+            .filter(|_| rendered.contains(original.trim()))
+        else {
+            return Err(TemplateError::new(
+                TemplateErrorKind::Input,
+                &self.name,
+                None,
+                "the continued final message does not appear in the render",
+            ));
+        };
+        let mut out = rendered;
+        let keeps_spacing = out[at..].starts_with(CONTINUE_TAG);
+        out.truncate(at);
+        if !keeps_spacing {
+            out.truncate(out.trim_end().len());
+        }
+        Ok(out)
+    }
+}
