@@ -11,9 +11,7 @@ pub struct CommonAffixRunner;
 
 impl CaseRunner for CommonAffixRunner {
     fn run(&self, case: &Value, _ctx: &Context) -> Outcome {
-        match run(case) {
-            Ok(outcome) | Err(outcome) => outcome,
-        }
+        run(case).unwrap_or_else(|malformed| malformed)
     }
 }
 

@@ -13,9 +13,7 @@ pub struct DiffSplitRunner;
 
 impl CaseRunner for DiffSplitRunner {
     fn run(&self, case: &Value, _ctx: &Context) -> Outcome {
-        match run(case) {
-            Ok(outcome) | Err(outcome) => outcome,
-        }
+        run(case).unwrap_or_else(|malformed| malformed)
     }
 }
 

@@ -1,9 +1,12 @@
 //! Runner for segmentation vectors `{input, segments: [{kind, value}]}`.
 
-use super::report::short_diff;
+use super::report::escape;
 use super::runner::{str_field, CaseRunner, Context, Outcome};
 use crate::diff::segments;
 use serde_json::Value;
+
+/// How many characters of a differing segment a failure shows.
+const SHOWN_CHARS: usize = 40;
 
 /// Compares [`segments`] with the recorded segmentation.
 #[derive(Debug, Clone, Copy, Default)]
@@ -11,9 +14,7 @@ pub struct SegmentsRunner;
 
 impl CaseRunner for SegmentsRunner {
     fn run(&self, case: &Value, _ctx: &Context) -> Outcome {
-        match run(case) {
-            Ok(outcome) | Err(outcome) => outcome,
-        }
+        run(case).unwrap_or_else(|malformed| malformed)
     }
 }
 
@@ -30,9 +31,9 @@ fn run(case: &Value) -> Result<Outcome, Outcome> {
         if kind != got.kind.as_str() || value != got.text {
             return Ok(Outcome::Fail(format!(
                 "segment {index}: expected {kind} {}, got {} {}",
-                short_diff(value, got.text),
+                escape(value, SHOWN_CHARS),
                 got.kind.as_str(),
-                crate::conform::report::escape(got.text, 40),
+                escape(got.text, SHOWN_CHARS),
             )));
         }
     }

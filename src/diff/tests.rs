@@ -179,3 +179,34 @@ proptest! {
         let _ = after_common_suffix(&b, &a, &b);
     }
 }
+
+#[test]
+fn check_split_rejects_cuts_inside_markers() {
+    let (a, b) = ("<x1>", "<x2>");
+    let cut_marker = DiffSplit {
+        prefix: "<x",
+        left: "1",
+        right: "2",
+        suffix: ">",
+    };
+    assert_eq!(
+        check_split(a, b, &cut_marker),
+        Err("the prefix end (byte 2) splits a marker of a".into())
+    );
+    let wrong_parts = DiffSplit {
+        prefix: "",
+        left: "<x1>",
+        right: "<x3>",
+        suffix: "",
+    };
+    assert!(check_split(a, b, &wrong_parts).is_err());
+    assert_eq!(check_split(a, b, &diff_split(a, b)), Ok(()));
+}
+
+#[test]
+fn appended_text_may_close_an_opener_of_a() {
+    // `a` ends with an unclosed opener, so `a` has no marker there; `b` closes it.
+    let (a, b) = ("x<y", "x<y>z");
+    assert_eq!(split_parts(a, b), ("x<y", "", ">z", ""));
+    assert_eq!(check_split(a, b, &diff_split(a, b)), Ok(()));
+}
