@@ -43,6 +43,7 @@ pub enum Continuation {
 /// `documents` (`none`), `add_generation_prompt`, and every entry of `extra` as a top-level
 /// variable (`enable_thinking`, `bos_token`, `eos_token`, ...).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RenderInput {
     /// OpenAI-style messages (`role`, `content`, `tool_calls`, `reasoning_content`, ...).
     pub messages: Vec<serde_json::Value>,
