@@ -317,3 +317,12 @@ fn templates_are_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<ChatTemplate>();
 }
+
+#[test]
+fn tilde_formats_like_python() {
+    check(
+        "{{ 'a' ~ true }}|{{ 'a' ~ none }}|{{ 'a' ~ ['x'] }}|{{ 'a' ~ 1.0 }}",
+        json!({}),
+        "aTrue|aNone|a['x']|a1.0",
+    );
+}
