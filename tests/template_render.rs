@@ -200,6 +200,20 @@ fn namespace_lists_are_mutable() {
         json!({}),
         "2a['b']!",
     );
+    // A list can contain or extend itself without hanging or overflowing.
+    check(
+        "{% set ns = namespace(l=[1]) %}{% set _ = ns.l.extend(ns.l) %}{{ ns.l }}",
+        json!({}),
+        "[1, 1]",
+    );
+    let cyclic = render_with(
+        "{% set ns = namespace(l=[]) %}{% set _ = ns.l.append(ns.l) %}",
+        json!({}),
+    );
+    assert!(cyclic
+        .unwrap_err()
+        .message()
+        .contains("cannot contain itself"));
     let err = render_with("{% set l = [] %}{{ l.append(1) }}", json!({})).unwrap_err();
     assert!(err.message().contains("immutable"), "{err}");
     let err = render_with("{% set ns = namespace(_x=1) %}", json!({})).unwrap_err();
@@ -325,4 +339,25 @@ fn tilde_formats_like_python() {
         json!({}),
         "aTrue|aNone|a['x']|a1.0",
     );
+}
+
+#[test]
+fn self_referencing_values_do_not_crash() {
+    for source in [
+        "{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns }}",
+        "{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns | tojson }}",
+        "{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns == ns }}",
+        "{% set ns = namespace(l=[]) %}{% set _ = ns.l.append(ns.l) %}{{ ns.l == ns.l }}",
+        "{% set ns = namespace(l=[]) %}{% set _ = ns.l.append(ns.l) %}{{ ns.l | string }}",
+        "{% set ns = namespace(l=[]) %}{% set _ = ns.l.append(ns.l) %}{{ ns.l | length }}",
+        "{% set ns = namespace(l=[]) %}{% set _ = ns.l.append(ns.l) %}{{ ns.l == [ns.l] }}",
+        "{% set ns = namespace(l=[], m=[]) %}{% set _ = ns.l.append(ns.l) %}{% set _ = ns.m.append(ns.m) %}{{ ns.l == ns.m }}",
+        "{% set ns = namespace(l=[]) %}{% set _ = ns.l.append(ns.l) %}{{ ns.l in [[ns.l]] }}",
+        "{% set ns = namespace(l=[]) %}{% set _ = ns.l.append(ns.l) %}{{ ns.l | unique | list }}",
+        // Not covered: `a == b` for two distinct self-referencing namespaces overflows the stack
+        // inside minijinja 3.0.5 (see the `template` module docs).
+        "{% set a = namespace(x=1) %}{% set a.me = a %}{{ a | string }}{{ a | tojson }}{{ a | dictsort }}",
+    ] {
+        let _ = render_with(source, json!({}));
+    }
 }

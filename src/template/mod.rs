@@ -36,7 +36,11 @@
 //! **Limits:** templates are untrusted code. Each render has a fuel budget (instructions) and a
 //! recursion limit ([`Limits`]); exceeding one is an error of kind [`TemplateErrorKind::Limit`],
 //! never a hang. Memory is not metered: a template that doubles a string in a tight loop can
-//! allocate a lot before the fuel runs out.
+//! allocate a lot before the fuel runs out. A mutable list cannot be made to contain itself
+//! (that is a render error), but minijinja 3.0.5 itself overflows the stack (aborting the
+//! process) when a template compares two distinct namespaces that each contain themselves
+//! (`{% set a.me = a %}...{{ a == b }}`); run untrusted templates in a separate process if that
+//! matters.
 //!
 //! **Cost:** compiling happens once in [`ChatTemplate::new`]; a render converts the input to
 //! template values and runs the compiled program (microseconds for typical templates, see

@@ -65,8 +65,25 @@ pub(crate) fn py_str(value: &Value, out: &mut String) {
     }
 }
 
+/// Containers nested deeper than this print as `...` (a mutable list can contain itself; Python
+/// prints such a cycle as `[...]`).
+const MAX_REPR_DEPTH: usize = 64;
+
 /// Python `repr(value)`.
 pub(crate) fn py_repr(value: &Value, out: &mut String) {
+    repr_at(value, out, 0);
+}
+
+fn repr_at(value: &Value, out: &mut String, depth: usize) {
+    if depth > MAX_REPR_DEPTH
+        && matches!(
+            value.kind(),
+            ValueKind::Seq | ValueKind::Iterable | ValueKind::Map
+        )
+    {
+        out.push_str("...");
+        return;
+    }
     match value.kind() {
         ValueKind::Undefined => {}
         ValueKind::None => out.push_str("None"),
@@ -86,7 +103,7 @@ pub(crate) fn py_repr(value: &Value, out: &mut String) {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    py_repr(&item, out);
+                    repr_at(&item, out, depth + 1);
                 }
             }
             out.push(']');
@@ -98,9 +115,9 @@ pub(crate) fn py_repr(value: &Value, out: &mut String) {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    py_repr(&key, out);
+                    repr_at(&key, out, depth + 1);
                     out.push_str(": ");
-                    py_repr(&value.get_item(&key).unwrap_or_default(), out);
+                    repr_at(&value.get_item(&key).unwrap_or_default(), out, depth + 1);
                 }
             }
             out.push('}');
