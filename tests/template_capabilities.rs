@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use chatparse::shared_data::shared_path_or_skip;
-use chatparse::template::{ArgumentsForm, Capabilities, ChatTemplate, Clock, RenderInput};
+use chatparse::template::{
+    ArgumentsForm, Capabilities, ChatTemplate, Clock, RenderInput, TemplateErrorKind,
+};
 use serde_json::{json, Value};
 
 fn templates() -> Option<Vec<(String, PathBuf)>> {
@@ -185,4 +187,30 @@ fn known_capabilities_of_some_templates() {
     assert!(qwen3.enable_thinking && qwen3.arguments == ArgumentsForm::Both);
     let kimi = probe("Kimi-K2-Instruct.jinja");
     assert!(kimi.tool_calls && kimi.parallel_tool_calls, "{kimi:?}");
+}
+
+/// The default fuel budget is far above what real templates need: a 400-message conversation
+/// with tools renders with every template without hitting a limit.
+#[test]
+fn long_conversations_stay_within_default_limits() {
+    let Some(templates) = templates() else {
+        return;
+    };
+    let mut messages = Vec::new();
+    for i in 0..200 {
+        messages.push(json!({"role": "user", "content": format!("Question {i}")}));
+        messages.push(json!({"role": "assistant", "content": format!("Answer {i}")}));
+    }
+    messages.push(json!({"role": "user", "content": "Last"}));
+    for (name, path) in &templates {
+        let template =
+            ChatTemplate::new(name.clone(), std::fs::read_to_string(path).unwrap()).unwrap();
+        let input = RenderInput::new(messages.clone())
+            .with_tools(Some(vec![tool("get_weather"), tool("get_time")]))
+            .with_generation_prompt(true)
+            .with_clock(Clock::Fixed(0));
+        if let Err(e) = template.render(&input) {
+            assert_ne!(e.kind(), TemplateErrorKind::Limit, "{e}");
+        }
+    }
 }

@@ -273,9 +273,12 @@ impl ChatTemplate {
         if !fields.iter().any(|f| self.source.contains(f)) {
             return Err(input_error("the template does not use the continued field"));
         }
+        // Tag every alias of the continued text (the template may read any of them); keep the
+        // first field's original text.
         let mut original = None;
         for field in fields {
-            original = original.or(tag_field(last, field));
+            let text = tag_field(last, field);
+            original = original.or(text);
         }
         original.ok_or_else(|| input_error("the final message has no text to continue"))
     }
