@@ -108,6 +108,51 @@ def standard_scenarios():
     ]
 
 
+# Small templates exercising one Jinja2 behaviour each (rendered with no messages).
+SNIPPETS = [
+    "{{ x.y }}",
+    "{{ d.missing }}|{{ d['missing'] }}|{{ [1, 2][5] }}",
+    "{{ d.missing.other }}",
+    "{{ 'abc'[1:] }}|{{ [1, 2, 3][-1] }}|{{ 'abc'[::-1] }}|{{ [1, 2, 3][:2] }}",
+    "{{ 7 // 2 }}|{{ 7 / 2 }}|{{ 2 ** 3 }}|{{ 7 % 3 }}|{{ -7 // 2 }}|{{ 4 / 2 }}|{{ 0.1 + 0.2 }}",
+    "{{ 1 == 1.0 }}|{{ 'a' in 'abc' }}|{{ 'k' in {'k': 1} }}|{{ 2 in [1, 2] }}",
+    "{{ [3, 1, 2] | sort }}|{{ ['a', 'b'] | join(', ') }}|{{ {'b': 1, 'a': 2} | dictsort }}",
+    "{{ x | default('d') }}|{{ none | default('d') }}|{{ '' | default('d', true) }}",
+    "{{ [1, 2] | first }}|{{ [1, 2] | last }}|{{ 'ab cd' | title }}|{{ 'ab' | capitalize }}|{{ ' a ' | trim }}",
+    "{{ 'aXa' | replace('a', 'b') }}|{{ 3.14159 | round(2) }}|{{ 2.5 | round }}|{{ 3 | float }}|{{ 'x' | float }}",
+    "{{ [{'a': 1}, {'a': 2}] | map(attribute='a') | list }}|{{ [{'a': 1}, {'a': 2}] | selectattr('a', 'equalto', 1) | list }}",
+    "{{ [1, 2, 3] | select('odd') | list }}|{{ [1, 2, 3] | reject('odd') | list }}|{{ range(3) | list }}",
+    "{% for x in ['a', 'b', 'c'] %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ loop.revindex }};{% endfor %}",
+    "{% for x in ['a', 'b'] %}{{ loop.previtem }}/{{ loop.nextitem }};{% endfor %}",
+    "{{ 'Hello %s, %d' % ('x', 3) }}",
+    "{{ '{} and {}'.format(1, 'b') }}",
+    "{% set x = [] %}{{ x + [1] }}|{{ {'a': 1}.items() | list }}|{{ {'a': 1}.keys() | list }}",
+    "{{ 10 | string + 'x' }}|{{ true and 'x' }}|{{ none or 'y' }}|{{ 1 if false }}|{{ 0 or none }}",
+    "{{ [1, 2, 3] | sum }}|{{ [1, 2, 3] | max }}|{{ [1, 2, 3] | min }}|{{ [1, 1, 2] | unique | list }}|{{ [1, 2] | reverse | list }}",
+    "{{ (1, 2) }}|{{ 'abc' | list }}|{{ 1e20 }}|{{ 10 ** 20 }}|{{ 1.5e-7 }}|{{ -0.0 }}",
+    "{% macro m(a, b='x') %}[{{ a }}{{ b }}]{% endmacro %}{{ m(1) }}{{ m(2, b='y') }}",
+    "{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }};{% endfor %}{% for x in [] %}a{% else %}empty{% endfor %}",
+    "{{ 'x' if y is defined else 'z' }}|{{ -1 | abs }}|{{ 'ABC' | lower }}|{{ 'x'.upper() }}|{{ 'a,b'.split(',') }}",
+    "{{ '\\n' }}|{{ 'tab\\there' }}|{{ \"quote's\" }}|{{ 'caf\\u00e9' }}",
+    "A\n{# comment #}\nB\n  {#- c -#}  \nC",
+    "{% raw %}{{ not rendered }}{% endraw %}|  {{ 'x' }}\n  {% if true %}y{% endif %}",
+    "{%- if true %}\n  a\n{%- endif %}\n{% for i in [1] -%}\n  b{{ i }}\n{% endfor -%}\nc",
+    "{{ messages | length }}|{{ messages is iterable }}|{{ tools is none }}|{{ add_generation_prompt is false }}",
+    "{{ {'a': [1, {'b': none}]} }}|{{ [true, 'x\\ny'] }}|{{ {'k': 'v'} | string }}",
+    "{{ x | length }}",
+    "{{ 'abc' | length }}|{{ {'a': 1} | length }}|{{ [1] | length }}",
+    "{{ 'a b  c'.split() }}|{{ 'a b c'.split(' ', 1) }}|{{ 'xxhixx'.strip('x') }}|{{ 'ab'.startswith(('a', 'z')) }}",
+    "{{ {'a': 1}.get('b') }}|{{ {'a': 1}.get('a') }}|{{ {'a': 1}['a'] }}",
+    "{% set d = {'z': 1, 'a': 2} %}{{ d | tojson }}|{{ d | items | list }}|{{ d.values() | list }}",
+    "{{ 5 is divisibleby 5 }}|{{ 3 is odd }}|{{ 'x' is lower }}|{{ none is none }}|{{ 1 is number }}|{{ true is boolean }}|{{ 1.0 is float }}|{{ 1 is integer }}",
+    "{{ [1, 2, 3] | batch(2) | list }}|{{ [1, 2, 3] | slice(2) | list }}",
+    "{{ 'a' < 'b' }}|{{ [1, 2] == [1, 2] }}|{{ {'a': 1} == {'a': 1} }}|{{ none == none }}",
+    "{% set a, b = [1, 2] %}{{ a }}{{ b }}|{% set t %}block{% endset %}{{ t }}",
+    "{{ 'x' | indent }}|{{ 'a\\nb' | indent(first=true) }}|{{ 'a\\nb' | indent(2) }}",
+    "{{ '  x  ' | trim('x ') }}|{{ 'x' | center(5) }}|{{ 'hello world' | wordcount }}|{{ 'abc' | truncate(2) }}",
+]
+
+
 def render(source, inp):
     extra = dict(inp["extra"])
     cont = inp["continuation"]
@@ -153,6 +198,11 @@ def main():
             inp = make_input(messages, tools, gen, extra, cont)
             rec = {"id": f"{name}/{sid}", "template": name, "input": inp, "expected": render(source, inp)}
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    for i, snippet in enumerate(SNIPPETS):
+        inp = make_input([], None, False, {"d": {}})
+        rec = {"id": f"snippet/{i:02}", "template": f"snippet{i:02}.jinja", "source": snippet, "input": inp,
+               "expected": render(snippet, inp)}
+        out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     cases = shared / "cases" / "llama-cpp-chat.jsonl"
     for line in cases.read_text().splitlines():
         if not line.strip():

@@ -21,9 +21,9 @@
 //! - `render`: transformers' context (`tools`/`documents` are `none` when absent) and its
 //!   reasoning-field aliasing (`reasoning_content`/`thinking`/`reasoning`).
 //!
-//! **Known differences from transformers** (measured with `scripts/jinja2_oracle.py`: of 1029
-//! renders over the shared templates, 916 are byte-identical, 75 fail on both sides, and the
-//! rest fall in these groups):
+//! **Known differences from transformers** (measured with `scripts/jinja2_oracle.py`: of 1069
+//! renders, from the shared templates and 40 single-behaviour snippets, 952 are byte-identical,
+//! 78 fail on both sides, and the other 39 fall in these groups):
 //! - deliberate: `list.append`/`pop` on namespace lists mutate (transformers' immutable sandbox
 //!   raises `SecurityError`), and the `from_json` filter exists (transformers has none);
 //! - lenient: minijinja iterates `none` as an empty list and `map`/`select` give lists, so
@@ -31,6 +31,8 @@
 //!   JSON serializable`) render here;
 //! - `Markup` arithmetic: Jinja2 HTML-escapes a string added to a `|safe` string
 //!   (`"x"|safe + s`); minijinja's `+` does not;
+//! - Python's `'%s' % x` string formatting is not supported (a render error; no shared
+//!   template uses it; `'{}'.format(x)` works);
 //! - `strftime_now` formats in UTC (transformers uses the local time zone).
 //!
 //! **Limits:** templates are untrusted code. Each render has a fuel budget (instructions) and a

@@ -97,16 +97,22 @@ fn repr_at(value: &Value, out: &mut String, depth: usize) {
         }
         ValueKind::String => str_repr(value.as_str().unwrap_or_default(), out),
         ValueKind::Seq | ValueKind::Iterable => {
-            out.push('[');
+            let tuple = value.is_tuple();
+            out.push(if tuple { '(' } else { '[' });
+            let mut count = 0;
             if let Ok(iter) = value.try_iter() {
                 for (i, item) in iter.enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
                     repr_at(&item, out, depth + 1);
+                    count += 1;
                 }
             }
-            out.push(']');
+            if tuple && count == 1 {
+                out.push(',');
+            }
+            out.push(if tuple { ')' } else { ']' });
         }
         ValueKind::Map => {
             out.push('{');
