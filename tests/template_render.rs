@@ -361,3 +361,27 @@ fn self_referencing_values_do_not_crash() {
         let _ = render_with(source, json!({}));
     }
 }
+
+#[test]
+fn tuples_float_length_and_replace_follow_jinja2() {
+    check(
+        "{{ (1, 2) }}|{{ {'b': 1} | dictsort }}",
+        json!({}),
+        "(1, 2)|[('b', 1)]",
+    );
+    check(
+        "{{ 3 | float }}|{{ 'x' | float }}|{{ ' 2.5 ' | float }}|{{ none | float }}",
+        json!({}),
+        "3.0|0.0|2.5|0.0",
+    );
+    check(
+        "{{ x | length }}|{{ 'é' | length }}|{{ {'a': 1} | count }}",
+        json!({}),
+        "0|1|1",
+    );
+    check(
+        "{{ 'aaa' | replace('a', 'b', 2) }}|{{ 12 | replace('1', 'x') }}",
+        json!({}),
+        "bba|x2",
+    );
+}

@@ -7,6 +7,7 @@
 //! - `int`: Jinja2's, where a value that is not a number gives the default (0).
 //! - `float`: Jinja2's, where a value that is not a number gives the default (0.0).
 //! - `length`/`count`: Python `len()`, where an undefined value has length 0.
+//! - `replace`: Jinja2's, with the optional `count`.
 //! - `string`: Python `str()`, so `none | string` is `None` and `true | string` is `True`.
 
 use minijinja::value::{Rest, ValueKind, ValueOrKwargs};
@@ -331,6 +332,29 @@ pub(crate) fn float(value: &Value, args: Rest<ValueOrKwargs>) -> Result<Value, E
         }
         _ => default,
     })
+}
+
+/// Jinja2's `replace(s, old, new, count=None)`: Python `str(s).replace(old, new, count)`.
+pub(crate) fn replace(value: &Value, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let args = args.into_values();
+    let [old, new, count] = bind("replace", ["old", "new", "count"], &args)?;
+    let (Some(old), Some(new)) = (old, new) else {
+        return Err(Error::new(
+            ErrorKind::MissingArgument,
+            "replace needs the old and new strings",
+        ));
+    };
+    let text = |v: &Value| {
+        let mut s = String::new();
+        py_str(v, &mut s);
+        s
+    };
+    let (subject, old, new) = (text(value), text(&old), text(&new));
+    let count = present(&count).and_then(Value::as_i64).unwrap_or(-1);
+    Ok(Value::from(match usize::try_from(count) {
+        Ok(n) => subject.replacen(&old, &new, n),
+        Err(_) => subject.replace(&old, &new),
+    }))
 }
 
 /// Jinja2's `length`/`count`: Python `len()`, where an undefined value has length 0.

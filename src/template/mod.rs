@@ -13,7 +13,8 @@
 //! - `environment`: `trim_blocks` + `lstrip_blocks`, loop controls, no auto-escape, Python-style
 //!   printing of `None`/`True`/lists/dicts (by `{{ }}`, `~` and `| string`);
 //! - `filters`: transformers' `tojson` (Python `json.dumps`, no HTML escaping, `indent`,
-//!   `separators`, `sort_keys`, `ensure_ascii`), `from_json`, Jinja2's `indent`, `int`, `string`;
+//!   `separators`, `sort_keys`, `ensure_ascii`), `from_json`, Jinja2's `indent`, `int`,
+//!   `float`, `length`, `replace`, `string`;
 //! - `tests_jinja`: Jinja2's `iterable` and `sequence` tests;
 //! - `globals`: `raise_exception`, `strftime_now`, `namespace` (with mutable lists, see
 //!   `value`), and extra Python string methods on top of minijinja-contrib's `pycompat`;
@@ -21,8 +22,8 @@
 //! - `render`: transformers' context (`tools`/`documents` are `none` when absent) and its
 //!   reasoning-field aliasing (`reasoning_content`/`thinking`/`reasoning`).
 //!
-//! **Known differences from transformers** (measured with `scripts/jinja2_oracle.py`: of 1069
-//! renders, from the shared templates and 40 single-behaviour snippets, 952 are byte-identical,
+//! **Known differences from transformers** (measured with `scripts/jinja2_oracle.py`: of 1087
+//! renders, from the shared templates and 58 single-behaviour snippets, 970 are byte-identical,
 //! 78 fail on both sides, and the other 39 fall in these groups):
 //! - deliberate: `list.append`/`pop` on namespace lists mutate (transformers' immutable sandbox
 //!   raises `SecurityError`), and the `from_json` filter exists (transformers has none);
