@@ -51,9 +51,11 @@ pub(crate) struct MutableList {
 }
 
 impl MutableList {
-    /// Wraps a list value's items into a fresh mutable list value; other values pass through.
+    /// Wraps a list value's items into a fresh mutable list value; other values (tuples
+    /// included: they are immutable in Python too) pass through.
     pub(crate) fn wrap(value: Value) -> Value {
         if value.kind() != minijinja::value::ValueKind::Seq
+            || value.is_tuple()
             || value.downcast_object_ref::<MutableList>().is_some()
         {
             return value;
