@@ -89,3 +89,10 @@ fn render_twenty_variations(bencher: divan::Bencher, name: &str) {
             .sum::<usize>()
     });
 }
+
+#[divan::bench(args = TEMPLATES)]
+fn probe_capabilities(bencher: divan::Bencher, name: &str) {
+    let Some(src) = source(name) else { return };
+    let template = ChatTemplate::new(name, src).unwrap();
+    bencher.bench(|| chatparse::template::Capabilities::probe(&template));
+}
