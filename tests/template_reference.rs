@@ -57,6 +57,7 @@ fn render_input(request: &Value, object_arguments: bool) -> RenderInput {
     if object_arguments {
         arguments_as_objects(&mut messages);
     }
+    // llama.cpp passes no tools (`none`) for an empty list.
     let tools = request["tools"]
         .as_array()
         .filter(|t| !t.is_empty())

@@ -17,7 +17,9 @@ const TOOL_A: &str = "probe_tool_alpha";
 const TOOL_B: &str = "probe_tool_beta";
 const ARG_A: &str = "ArgProbe9d2f";
 const ARG_B: &str = "ArgProbe6a7b";
-const CALL_ID: &str = "call0probe81";
+/// Call ids are 9 alphanumeric characters: Mistral templates reject any other shape.
+const CALL_ID: &str = "Xq7Zp3Lk9";
+const CALL_ID_B: &str = "Yr8Wm4Nj2";
 const RESULT_TEXT: &str = "ResultProbe3e5a";
 
 /// How a template accepts tool-call `arguments`.
@@ -193,7 +195,7 @@ impl Capabilities {
         let parallel_tool_calls = tool_calls && {
             let two = [
                 call(TOOL_A, ARG_A, CALL_ID, string_args),
-                call(TOOL_B, ARG_B, "call1probe82", string_args),
+                call(TOOL_B, ARG_B, CALL_ID_B, string_args),
             ];
             let r = p.render_calls("parallel calls", &two);
             shows(&r, ARG_A) && shows(&r, ARG_B)

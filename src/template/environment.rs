@@ -68,6 +68,10 @@ pub(crate) fn build(limits: Limits) -> Result<Environment<'static>, Error> {
     env.add_filter("from_json", filters::from_json);
     env.add_filter("indent", filters::indent);
     env.add_filter("int", filters::int);
+    env.add_filter("float", filters::float);
+    env.add_filter("length", filters::length);
+    env.add_filter("count", filters::length);
+    env.add_filter("replace", filters::replace);
     env.add_filter("string", filters::string);
 
     env.add_test("iterable", tests_jinja::is_iterable);

@@ -5,6 +5,9 @@
 //! - `from_json`: parses a JSON string into a value (used by DeepSeek-V3.2/V4 templates).
 //! - `indent`: Jinja2's, which keeps a trailing newline and accepts a string width.
 //! - `int`: Jinja2's, where a value that is not a number gives the default (0).
+//! - `float`: Jinja2's, where a value that is not a number gives the default (0.0).
+//! - `length`/`count`: Python `len()`, where an undefined value has length 0.
+//! - `replace`: Jinja2's, with the optional `count`.
 //! - `string`: Python `str()`, so `none | string` is `None` and `true | string` is `True`.
 
 use minijinja::value::{Rest, ValueKind, ValueOrKwargs};
@@ -300,6 +303,73 @@ pub(crate) fn int(value: &Value, args: Rest<ValueOrKwargs>) -> Result<Value, Err
             }
         }
         _ => default,
+    })
+}
+
+/// Jinja2's `float(value, default=0.0)`: a value that is not a number gives `default`.
+pub(crate) fn float(value: &Value, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let args = args.into_values();
+    let [default] = bind("float", ["default"], &args)?;
+    let default = default.unwrap_or(Value::from(0.0));
+    Ok(match value.kind() {
+        ValueKind::Undefined => {
+            return Err(Error::new(
+                ErrorKind::UndefinedError,
+                "float of an undefined value",
+            ))
+        }
+        ValueKind::Bool => Value::from(if value.is_true() { 1.0 } else { 0.0 }),
+        ValueKind::Number => f64::try_from(value.clone()).map_or(default, Value::from),
+        ValueKind::String => {
+            let text: String = value
+                .as_str()
+                .unwrap_or_default()
+                .trim()
+                .chars()
+                .filter(|c| *c != '_')
+                .collect();
+            text.parse::<f64>().map_or(default, Value::from)
+        }
+        _ => default,
+    })
+}
+
+/// Jinja2's `replace(s, old, new, count=None)`: Python `str(s).replace(old, new, count)`.
+pub(crate) fn replace(value: &Value, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let args = args.into_values();
+    let [old, new, count] = bind("replace", ["old", "new", "count"], &args)?;
+    let (Some(old), Some(new)) = (old, new) else {
+        return Err(Error::new(
+            ErrorKind::MissingArgument,
+            "replace needs the old and new strings",
+        ));
+    };
+    let text = |v: &Value| {
+        let mut s = String::new();
+        py_str(v, &mut s);
+        s
+    };
+    let (subject, old, new) = (text(value), text(&old), text(&new));
+    let count = present(&count).and_then(Value::as_i64).unwrap_or(-1);
+    Ok(Value::from(match usize::try_from(count) {
+        Ok(n) => subject.replacen(&old, &new, n),
+        Err(_) => subject.replace(&old, &new),
+    }))
+}
+
+/// Jinja2's `length`/`count`: Python `len()`, where an undefined value has length 0.
+pub(crate) fn length(value: &Value) -> Result<Value, Error> {
+    if value.is_undefined() {
+        return Ok(Value::from(0));
+    }
+    if let Some(s) = value.as_str() {
+        return Ok(Value::from(s.chars().count()));
+    }
+    value.len().map(Value::from).ok_or_else(|| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("object of type {} has no len()", value.kind()),
+        )
     })
 }
 

@@ -1,8 +1,8 @@
 //! Global functions and methods transformers gives chat templates, plus Python methods that
 //! minijinja-contrib's `pycompat` does not cover.
 //!
-//! - `raise_exception(message)`: fails the render with [`TemplateErrorKind::Raised`]
-//!   (`super::TemplateErrorKind::Raised`), carrying the message, the template name and line.
+//! - `raise_exception(message)`: fails the render with `TemplateErrorKind::Raised`, carrying the
+//!   message, the template name and line.
 //! - `strftime_now(format)`: formats "now" from the render's [`Clock`](super::Clock), which the
 //!   renderer passes in the reserved context variable [`CLOCK_VAR`].
 //! - `namespace(...)`: like Jinja2's, but list values become [`MutableList`]s so that

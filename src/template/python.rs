@@ -65,8 +65,25 @@ pub(crate) fn py_str(value: &Value, out: &mut String) {
     }
 }
 
+/// Containers nested deeper than this print as `...` (a mutable list can contain itself; Python
+/// prints such a cycle as `[...]`).
+const MAX_REPR_DEPTH: usize = 64;
+
 /// Python `repr(value)`.
 pub(crate) fn py_repr(value: &Value, out: &mut String) {
+    repr_at(value, out, 0);
+}
+
+fn repr_at(value: &Value, out: &mut String, depth: usize) {
+    if depth > MAX_REPR_DEPTH
+        && matches!(
+            value.kind(),
+            ValueKind::Seq | ValueKind::Iterable | ValueKind::Map
+        )
+    {
+        out.push_str("...");
+        return;
+    }
     match value.kind() {
         ValueKind::Undefined => {}
         ValueKind::None => out.push_str("None"),
@@ -80,16 +97,22 @@ pub(crate) fn py_repr(value: &Value, out: &mut String) {
         }
         ValueKind::String => str_repr(value.as_str().unwrap_or_default(), out),
         ValueKind::Seq | ValueKind::Iterable => {
-            out.push('[');
+            let tuple = value.is_tuple();
+            out.push(if tuple { '(' } else { '[' });
+            let mut count = 0;
             if let Ok(iter) = value.try_iter() {
                 for (i, item) in iter.enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    py_repr(&item, out);
+                    repr_at(&item, out, depth + 1);
+                    count += 1;
                 }
             }
-            out.push(']');
+            if tuple && count == 1 {
+                out.push(',');
+            }
+            out.push(if tuple { ')' } else { ']' });
         }
         ValueKind::Map => {
             out.push('{');
@@ -98,9 +121,9 @@ pub(crate) fn py_repr(value: &Value, out: &mut String) {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    py_repr(&key, out);
+                    repr_at(&key, out, depth + 1);
                     out.push_str(": ");
-                    py_repr(&value.get_item(&key).unwrap_or_default(), out);
+                    repr_at(&value.get_item(&key).unwrap_or_default(), out, depth + 1);
                 }
             }
             out.push('}');
@@ -367,5 +390,55 @@ mod tests {
             pretty,
             "{\n  \"a\": {},\n  \"b\": [\n    1,\n    2.0,\n    \"\\u00e9<&>'\"\n  ],\n  \"c\": []\n}"
         );
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(serde_json::Value::from),
+            any::<String>().prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                proptest::collection::vec((any::<String>(), inner), 0..6)
+                    .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// `json_dumps` output is JSON that parses back to the input, with every option set.
+        #[test]
+        fn dumps_round_trips(json in json_value(), ascii: bool, indent: bool, sort: bool) {
+            let v = crate::template::value::from_json(&json);
+            let opts = DumpOptions {
+                ensure_ascii: ascii,
+                indent: indent.then(|| "  ".to_string()),
+                separators: None,
+                sort_keys: sort,
+            };
+            let text = json_dumps(&v, &opts).unwrap();
+            let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+            // serde_json's float parser is not always correctly rounded, so compare with the
+            // input after the same serialize/parse trip (same shortest digits on both sides).
+            let want: serde_json::Value =
+                serde_json::from_str(&serde_json::to_string(&json).unwrap()).unwrap();
+            proptest::prop_assert_eq!(back, want);
+            if ascii {
+                proptest::prop_assert!(text.is_ascii());
+            }
+        }
+
+        /// `float_repr` round-trips through Rust's parser.
+        #[test]
+        fn float_repr_round_trips(f in proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL) {
+            proptest::prop_assert_eq!(float_repr(f).parse::<f64>().unwrap(), f);
+        }
     }
 }

@@ -43,6 +43,7 @@ pub enum Continuation {
 /// `documents` (`none`), `add_generation_prompt`, and every entry of `extra` as a top-level
 /// variable (`enable_thinking`, `bos_token`, `eos_token`, ...).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RenderInput {
     /// OpenAI-style messages (`role`, `content`, `tool_calls`, `reasoning_content`, ...).
     pub messages: Vec<serde_json::Value>,
@@ -272,9 +273,12 @@ impl ChatTemplate {
         if !fields.iter().any(|f| self.source.contains(f)) {
             return Err(input_error("the template does not use the continued field"));
         }
+        // Tag every alias of the continued text (the template may read any of them); keep the
+        // first field's original text.
         let mut original = None;
         for field in fields {
-            original = original.or(tag_field(last, field));
+            let text = tag_field(last, field);
+            original = original.or(text);
         }
         original.ok_or_else(|| input_error("the final message has no text to continue"))
     }

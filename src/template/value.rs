@@ -51,9 +51,11 @@ pub(crate) struct MutableList {
 }
 
 impl MutableList {
-    /// Wraps a list value's items into a fresh mutable list value; other values pass through.
+    /// Wraps a list value's items into a fresh mutable list value; other values (tuples
+    /// included: they are immutable in Python too) pass through.
     pub(crate) fn wrap(value: Value) -> Value {
         if value.kind() != minijinja::value::ValueKind::Seq
+            || value.is_tuple()
             || value.downcast_object_ref::<MutableList>().is_some()
         {
             return value;
@@ -70,6 +72,52 @@ impl MutableList {
         // A panic while holding the lock cannot leave the Vec itself invalid.
         self.items.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Containers nested deeper than this cannot be stored in a mutable list.
+const MAX_NESTING: usize = 64;
+
+/// Whether `value` is `list` or contains it (through lists, maps and namespaces); values nested
+/// deeper than [`MAX_NESTING`] count as containing it. Storing such a value would create a cycle,
+/// and minijinja compares and prints containers recursively (a cycle would overflow the stack).
+fn would_cycle(list: &MutableList, value: &Value, depth: usize) -> bool {
+    use minijinja::value::ValueKind;
+    if value
+        .downcast_object_ref::<MutableList>()
+        .is_some_and(|other| std::ptr::eq(other, list))
+    {
+        return true;
+    }
+    match value.kind() {
+        ValueKind::Seq | ValueKind::Iterable | ValueKind::Map => {
+            if depth >= MAX_NESTING {
+                return true;
+            }
+            let Ok(iter) = value.try_iter() else {
+                return false;
+            };
+            let is_map = value.kind() == ValueKind::Map;
+            iter.into_iter().any(|item| {
+                let item = if is_map {
+                    value.get_item(&item).unwrap_or_default()
+                } else {
+                    item
+                };
+                would_cycle(list, &item, depth + 1)
+            })
+        }
+        _ => false,
+    }
+}
+
+fn check_no_cycle(list: &MutableList, values: &[Value]) -> Result<(), Error> {
+    if values.iter().any(|v| would_cycle(list, v, 0)) {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "a list cannot contain itself (or values nested too deeply)",
+        ));
+    }
+    Ok(())
 }
 
 fn index_arg(len: usize, index: Option<&Value>, allow_end: bool) -> Result<usize, Error> {
@@ -130,15 +178,21 @@ impl Object for MutableList {
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
+        // Read the arguments before taking the lock: an argument can be this very list
+        // (`l.extend(l)`), and iterating it locks too.
+        if let ("extend", [xs]) = (method, args) {
+            let more: Vec<Value> = xs.try_iter()?.collect();
+            check_no_cycle(self, &more)?;
+            self.lock().extend(more);
+            return Ok(Value::from(()));
+        }
+        if matches!(method, "append" | "insert") {
+            check_no_cycle(self, args)?;
+        }
         let mut items = self.lock();
         match (method, args) {
             ("append", [x]) => {
                 items.push(x.clone());
-                Ok(Value::from(()))
-            }
-            ("extend", [xs]) => {
-                let more: Vec<Value> = xs.try_iter()?.collect();
-                items.extend(more);
                 Ok(Value::from(()))
             }
             ("insert", [i, x]) => {
