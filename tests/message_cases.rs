@@ -82,6 +82,32 @@ fn every_request_deserialises_and_round_trips() {
     assert!(with_tools > 0);
 }
 
+/// The recorded continuation cases start from [`ChatRequest::prefill`].
+#[test]
+fn expected_messages_start_with_the_prefill() {
+    let Some(cases) = cases("expected_messages_start_with_the_prefill") else {
+        return;
+    };
+    let mut continued = 0;
+    for (id, request, expected) in cases {
+        let request: ChatRequest = serde_json::from_value(request).unwrap();
+        let expected: ChatMessage = serde_json::from_value(expected).unwrap();
+        let prefill = request.prefill();
+        continued += usize::from(request.continued_message().is_some());
+        assert!(
+            expected.content.starts_with(&prefill.content),
+            "{id}: {prefill:?}"
+        );
+        assert!(
+            expected
+                .reasoning_content
+                .starts_with(&prefill.reasoning_content),
+            "{id}: {prefill:?}"
+        );
+    }
+    assert_eq!(continued, 59, "38 content + 21 reasoning continuations");
+}
+
 #[test]
 fn every_expected_compares_equal_to_itself_and_unequal_when_perturbed() {
     let Some(messages) = expected_messages("every_expected_compares_equal") else {

@@ -8,8 +8,14 @@
 //! - **Python dicts**: [`push_python_arguments`](MessageBuilder::push_python_arguments)
 //!   normalises `'key': 'value'`, `True`/`False`/`None` to JSON, holding back what may still
 //!   change (see [`python`](super::python)).
-//! - **Brace auto-closing**: [`end_tool_call`](MessageBuilder::end_tool_call) appends the `"`,
-//!   `]` and `}` that close arguments left open (only when closing needs no text dropped).
+//! - **Tagged arguments**: [`push_argument_key`](MessageBuilder::push_argument_key),
+//!   [`open_string_value`](MessageBuilder::open_string_value) and
+//!   [`end_argument_value`](MessageBuilder::end_argument_value) write `{"name": "value"` for
+//!   `<parameter=name>value</parameter>` formats; the closing quote of a string value stays
+//!   pending until the value ends, so a partial value streams as an open JSON string.
+//! - **Brace auto-closing**: [`end_tool_call`](MessageBuilder::end_tool_call) writes a pending
+//!   closing quote, then the `"`, `]` and `}` that close arguments left open (only when closing
+//!   needs no text dropped).
 //! - **Healing is separate**: [`finish`](MessageBuilder::finish) of a partial parse stores healed
 //!   JSON in [`PartialToolCall::healed_arguments`]; it is never part of
 //!   [`PartialToolCall::arguments`].
@@ -25,6 +31,7 @@
 use super::heal::heal;
 use super::partial::{PartialMessage, PartialToolCall};
 use super::python::PythonToJson;
+use super::request::Prefill;
 
 /// Builds one [`PartialMessage`] (see the module docs).
 #[derive(Debug, Default)]
@@ -38,6 +45,10 @@ pub struct MessageBuilder {
 struct CallState {
     /// Argument text waiting for the name.
     buffer: String,
+    /// Whether any argument text was pushed (buffered or not).
+    has_arguments: bool,
+    /// A string argument value is open: its closing quote is still to be written.
+    closing_quote_pending: bool,
     python: Option<PythonToJson>,
     ended: bool,
 }
@@ -46,6 +57,15 @@ impl MessageBuilder {
     /// An empty builder.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A builder whose message starts with what a continued assistant turn already holds
+    /// (see [`ChatRequest::prefill`](super::ChatRequest::prefill)).
+    pub fn with_prefill(prefill: &Prefill) -> Self {
+        let mut builder = Self::new();
+        builder.push_reasoning(&prefill.reasoning_content);
+        builder.push_content(&prefill.content);
+        builder
     }
 
     /// Appends content text.
@@ -109,6 +129,7 @@ impl MessageBuilder {
     /// Appends JSON argument text to the current call (buffered until the name is complete).
     pub fn push_arguments(&mut self, json_text: &str) {
         let (call, state) = self.current();
+        state.has_arguments |= !json_text.is_empty();
         if call.name_final {
             call.arguments.push_str(json_text);
         } else {
@@ -121,6 +142,42 @@ impl MessageBuilder {
     pub fn push_json_string_content(&mut self, raw: &str) {
         let quoted = serde_json::Value::String(raw.to_owned()).to_string();
         self.push_arguments(&quoted[1..quoted.len() - 1]);
+    }
+
+    /// Starts the tagged argument `name` (`<parameter=name>`): writes `{` before the first
+    /// argument, `, ` before the others, then `"name": `. A string value left open by the
+    /// previous argument is closed first.
+    pub fn push_argument_key(&mut self, name: &str) {
+        self.end_argument_value();
+        let separator = if self.current().1.has_arguments {
+            ", "
+        } else {
+            "{"
+        };
+        self.push_arguments(separator);
+        self.push_arguments(&serde_json::Value::String(name.to_owned()).to_string());
+        self.push_arguments(": ");
+    }
+
+    /// Opens a string argument value (for a string-typed parameter): writes `"` and remembers
+    /// that the closing quote is pending. Push the raw value with
+    /// [`push_json_string_content`](Self::push_json_string_content).
+    pub fn open_string_value(&mut self) {
+        self.push_arguments("\"");
+        self.current().1.closing_quote_pending = true;
+    }
+
+    /// Ends the current argument value: writes the pending closing quote of a string value, if
+    /// any.
+    pub fn end_argument_value(&mut self) {
+        if self
+            .calls
+            .last()
+            .is_some_and(|c| !c.ended && c.closing_quote_pending)
+        {
+            self.current().1.closing_quote_pending = false;
+            self.push_arguments("\"");
+        }
     }
 
     /// Appends Python-literal argument text, normalised to JSON (see
@@ -142,6 +199,7 @@ impl MessageBuilder {
         if self.calls.last().is_none_or(|c| c.ended) {
             return;
         }
+        self.end_argument_value();
         let mut out = String::new();
         let (call, state) = self.current();
         if let Some(python) = state.python.as_mut() {

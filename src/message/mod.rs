@@ -58,6 +58,8 @@
 //! );
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod builder;
 pub mod chat_message;
 pub mod compare;
@@ -76,8 +78,8 @@ pub use delta::{
 };
 pub use partial::{PartialMessage, PartialToolCall};
 pub use request::{
-    ArgumentKind, ChatRequest, ContinueFinalMessage, ReasoningFormat, RequestMessage, Tool,
-    ToolChoice,
+    ArgumentKind, ChatRequest, ContinueFinalMessage, Prefill, ReasoningFormat, RequestMessage,
+    Tool, ToolChoice,
 };
 pub use stream::{Conflict, DeltaTracker, TrackerConfig, Update};
 

@@ -68,11 +68,59 @@ impl ChatRequest {
         !self.tools.is_empty() && self.tool_choice != ToolChoice::None
     }
 
+    /// The assistant message being continued: the last message, when
+    /// [`continue_final_message`](Self::continue_final_message) is not `none` and that message
+    /// is an assistant turn.
+    pub fn continued_message(&self) -> Option<&RequestMessage> {
+        if self.continue_final_message == ContinueFinalMessage::None {
+            return None;
+        }
+        self.messages.last().filter(|m| m.role == "assistant")
+    }
+
+    /// The part of the parsed message that the continued assistant turn already holds, which
+    /// the parse must start from (the expected message is this plus the continuation):
+    /// - `content`: the turn's content, and its reasoning when reasoning is extracted;
+    /// - `reasoning`: the turn's reasoning (its content, normally empty, is dropped);
+    /// - `none` (or no assistant turn last): nothing.
+    ///
+    /// This is the rule the recorded chat cases follow.
+    pub fn prefill(&self) -> Prefill {
+        let Some(turn) = self.continued_message() else {
+            return Prefill::default();
+        };
+        let reasoning = turn.reasoning_content.clone().unwrap_or_default();
+        match self.continue_final_message {
+            ContinueFinalMessage::Content => Prefill {
+                content: turn.text(),
+                reasoning_content: if self.extracts_reasoning() {
+                    reasoning
+                } else {
+                    String::new()
+                },
+            },
+            ContinueFinalMessage::Reasoning => Prefill {
+                content: String::new(),
+                reasoning_content: reasoning,
+            },
+            ContinueFinalMessage::None => Prefill::default(),
+        }
+    }
+
     /// Whether reasoning goes to `reasoning_content` (`auto`, `deepseek`) rather than staying
     /// inline in the content (`none`).
     pub fn extracts_reasoning(&self) -> bool {
         self.reasoning_format != ReasoningFormat::None
     }
+}
+
+/// What a continued assistant turn already holds (see [`ChatRequest::prefill`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prefill {
+    /// Content the parsed message starts with.
+    pub content: String,
+    /// Reasoning the parsed message starts with.
+    pub reasoning_content: String,
 }
 
 /// One message of the conversation. Every field but `role` is optional.

@@ -181,3 +181,74 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn tagged_arguments_build_json() {
+    let mut builder = MessageBuilder::new();
+    builder.set_name("special_function");
+    builder.push_argument_key("arg1");
+    // Snapshot mid-way: the shape the recorded partial cases expect.
+    assert_eq!(builder.snapshot().tool_calls[0].arguments, r#"{"arg1": "#);
+    builder.push_arguments("1");
+    builder.end_argument_value();
+    builder.push_argument_key("note");
+    builder.open_string_value();
+    builder.push_json_string_content("say \"hi\"");
+    let partial = builder.snapshot();
+    assert_eq!(
+        partial.tool_calls[0].arguments,
+        r#"{"arg1": 1, "note": "say \"hi\""#
+    );
+    assert_eq!(
+        partial.tool_calls[0].healed_arguments.as_deref(),
+        Some(r#"{"arg1": 1, "note": "say \"hi\""}"#)
+    );
+    builder.push_json_string_content("!");
+    // Ending the call writes the pending quote, then the brace.
+    builder.end_tool_call();
+    let snapshot = builder.finish(false);
+    let value: serde_json::Value = serde_json::from_str(&snapshot.tool_calls[0].arguments).unwrap();
+    assert_eq!(value, serde_json::json!({"arg1": 1, "note": "say \"hi\"!"}));
+}
+
+#[test]
+fn a_new_key_closes_an_open_string_value() {
+    let mut builder = MessageBuilder::new();
+    builder.set_name("f");
+    builder.push_argument_key("a");
+    builder.open_string_value();
+    builder.push_json_string_content("x");
+    builder.push_argument_key("b");
+    builder.push_arguments("true");
+    let snapshot = builder.finish(false);
+    assert_eq!(snapshot.tool_calls[0].arguments, r#"{"a": "x", "b": true}"#);
+}
+
+#[test]
+fn tagged_keys_before_the_name_are_buffered() {
+    let mut builder = MessageBuilder::new();
+    builder.start_tool_call();
+    builder.push_argument_key("a");
+    builder.push_arguments("1");
+    builder.push_argument_key("b");
+    assert_eq!(builder.snapshot().tool_calls[0].arguments, "");
+    builder.set_name("f");
+    builder.push_arguments("2");
+    assert_eq!(
+        builder.finish(false).tool_calls[0].arguments,
+        r#"{"a": 1, "b": 2}"#
+    );
+}
+
+#[test]
+fn prefill_starts_the_message() {
+    let prefill = crate::message::Prefill {
+        content: "Hello, ".into(),
+        reasoning_content: "I'm thinking".into(),
+    };
+    let mut builder = MessageBuilder::with_prefill(&prefill);
+    builder.push_content("world!");
+    let snapshot = builder.finish(false);
+    assert_eq!(snapshot.content, "Hello, world!");
+    assert_eq!(snapshot.reasoning_content, "I'm thinking");
+}

@@ -2,7 +2,7 @@ use serde_json::json;
 
 use crate::message::request::declared_types;
 use crate::message::{
-    ArgumentKind, ChatRequest, ContinueFinalMessage, ReasoningFormat, ToolChoice,
+    ArgumentKind, ChatRequest, ContinueFinalMessage, Prefill, ReasoningFormat, ToolChoice,
 };
 
 fn weather_request() -> ChatRequest {
@@ -146,4 +146,37 @@ fn request_round_trips() {
     let back: ChatRequest =
         serde_json::from_value(serde_json::to_value(&request).unwrap()).unwrap();
     assert_eq!(back, request);
+}
+
+#[test]
+fn prefill_follows_the_continuation_mode() {
+    let request = |mode: &str, format: &str| -> ChatRequest {
+        serde_json::from_value(json!({
+            "messages": [
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello, ", "reasoning_content": "I'm"}
+            ],
+            "continue_final_message": mode,
+            "reasoning_format": format
+        }))
+        .unwrap()
+    };
+    let prefill = |content: &str, reasoning: &str| Prefill {
+        content: content.into(),
+        reasoning_content: reasoning.into(),
+    };
+    assert_eq!(
+        request("content", "auto").prefill(),
+        prefill("Hello, ", "I'm")
+    );
+    assert_eq!(request("content", "none").prefill(), prefill("Hello, ", ""));
+    assert_eq!(
+        request("reasoning", "deepseek").prefill(),
+        prefill("", "I'm")
+    );
+    assert_eq!(request("none", "auto").prefill(), Prefill::default());
+    assert!(request("none", "auto").continued_message().is_none());
+    let mut user_last = request("content", "auto");
+    user_last.messages.swap(0, 1);
+    assert_eq!(user_last.prefill(), Prefill::default());
 }
