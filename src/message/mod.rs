@@ -10,6 +10,7 @@
 //! | [`python`] | Python-dict argument text to JSON, incrementally |
 //! | [`DeltaTracker`] → [`ChatDelta`] | successive snapshots to OpenAI streaming deltas |
 //! | [`DeltaAccumulator`] | folds deltas back into a [`ChatMessage`] |
+//! | [`check_stream`] | the conformance streaming rule over the snapshots of successive prefixes |
 //!
 //! # Pipeline and invariants
 //! For each prefix of the model output, the parser's mapper drives a fresh [`MessageBuilder`] and
@@ -69,6 +70,7 @@ pub mod partial;
 pub mod python;
 pub mod request;
 pub mod stream;
+pub mod stream_check;
 
 pub use builder::MessageBuilder;
 pub use chat_message::{ChatMessage, ToolCall};
@@ -82,6 +84,7 @@ pub use request::{
     Tool, ToolChoice,
 };
 pub use stream::{Conflict, DeltaTracker, TrackerConfig, Update};
+pub use stream_check::{check_stream, StreamMismatch, StreamProblem};
 
 #[cfg(test)]
 mod tests;

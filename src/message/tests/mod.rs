@@ -8,3 +8,4 @@ mod heal;
 mod python;
 mod request;
 mod stream;
+mod stream_check;
