@@ -4,7 +4,7 @@
 //! | --- | --- |
 //! | [`ChatRequest`] | the OpenAI-compatible request: messages, tools, `tool_choice`, reasoning and response-format options |
 //! | [`ChatMessage`], [`ToolCall`] | the parsed assistant message (OpenAI JSON via serde) |
-//! | [`compare`] | the conformance pass rule, with a short [`MessageDiff`] |
+//! | [`compare()`] | the conformance pass rule, with a short [`MessageDiff`] |
 //! | [`MessageBuilder`] → [`PartialMessage`] | what a mapper drives while walking a parse tree; the snapshot flags what is final |
 //! | [`heal`](heal::heal) | turns a JSON prefix into parsable JSON for display |
 //! | [`python`] | Python-dict argument text to JSON, incrementally |

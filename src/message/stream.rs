@@ -15,11 +15,15 @@
 //! 3. **Whole code points**: every emitted fragment is a `str` slice cut at char boundaries of
 //!    the snapshot (checked before slicing).
 //! 4. **Names whole, id first**: a call is announced (index, id, `type`, name) only once its name
-//!    is complete and its id final ([`PartialToolCall::is_announceable`]), in one fragment; calls
-//!    are announced in order, so a call waits for the ones before it. Its arguments follow.
-//! 5. **No healing**: only [`PartialToolCall::arguments`] is streamed, never
-//!    [`healed_arguments`](PartialToolCall::healed_arguments); closers appear when the parse
-//!    really contains them (or the builder closes the finished call).
+//!    is complete and its id final ([`is_announceable`]), in one fragment; calls are announced
+//!    in order, so a call waits for the ones before it. Its arguments follow.
+//! 5. **No healing**: only the [`arguments`] text is streamed, never the [`healed_arguments`];
+//!    closers appear when the parse really contains them (or the builder closes the finished
+//!    call).
+//!
+//! [`is_announceable`]: super::PartialToolCall::is_announceable
+//! [`arguments`]: super::PartialToolCall::arguments
+//! [`healed_arguments`]: super::PartialToolCall::healed_arguments
 //!
 //! # Cost
 //! The tracker keeps the emitted text of each field. An update costs O(new text + calls ×
