@@ -9,6 +9,8 @@
 //!   segmentation, diff split, common prefix/suffix helpers).
 //! - [`template`]: Hugging Face-compatible chat template rendering (minijinja).
 //! - [`response_template`]: Hugging Face-style declarative response templates.
+//! - [`message`]: the message layer: the request model, the parsed message and its conformance
+//!   comparison, the builder a mapper drives, JSON healing, and streaming deltas.
 //! - [`conform`]: the conformance runner over recorded vectors.
 //! - [`cli`]: the `chatparse` command line.
 //! - [`shared_data`]: locating the read-only `../shared` data (templates, vectors, bench inputs).
@@ -17,6 +19,7 @@ pub mod cli;
 pub mod conform;
 pub mod diff;
 pub mod json;
+pub mod message;
 pub mod peg;
 pub mod response_template;
 pub mod shared_data;

@@ -1,0 +1,270 @@
+//! Building a [`PartialMessage`] while walking a parse tree (the mapper's side).
+//!
+//! The mapper builds a fresh message for each parse of a prefix of the output. The builder
+//! applies the mapper rules:
+//! - **Buffered arguments**: argument text pushed before the call's name is complete waits in a
+//!   buffer and moves into the arguments when the name is set, so arguments never stream ahead
+//!   of their function name.
+//! - **Python dicts**: [`push_python_arguments`](MessageBuilder::push_python_arguments)
+//!   normalises `'key': 'value'`, `True`/`False`/`None` to JSON, holding back what may still
+//!   change (see [`python`](super::python)).
+//! - **Tagged arguments**: [`push_argument_key`](MessageBuilder::push_argument_key),
+//!   [`open_string_value`](MessageBuilder::open_string_value) and
+//!   [`end_argument_value`](MessageBuilder::end_argument_value) write `{"name": "value"` for
+//!   `<parameter=name>value</parameter>` formats; the closing quote of a string value stays
+//!   pending until the value ends, so a partial value streams as an open JSON string.
+//! - **Brace auto-closing**: [`end_tool_call`](MessageBuilder::end_tool_call) writes a pending
+//!   closing quote, then the `"`, `]` and `}` that close arguments left open (only when closing
+//!   needs no text dropped).
+//! - **Healing is separate**: [`finish`](MessageBuilder::finish) of a partial parse stores healed
+//!   JSON in [`PartialToolCall::healed_arguments`]; it is never part of
+//!   [`PartialToolCall::arguments`].
+//!
+//! # Monotonicity
+//! If the mapper's calls for a longer prefix extend those for a shorter prefix (same calls,
+//! with text arguments that extend the earlier ones, possibly more calls after them), each text
+//! field of the longer snapshot extends the shorter one's, because every field is only appended
+//! to and nothing provisional (healing, held-back Python words, buffered arguments) is written
+//! into a field. Names and ids are set whole; a name set with
+//! [`set_partial_name`](MessageBuilder::set_partial_name) is flagged not final.
+
+use super::heal::heal;
+use super::partial::{PartialMessage, PartialToolCall};
+use super::python::PythonToJson;
+use super::request::Prefill;
+
+/// Builds one [`PartialMessage`] (see the module docs).
+#[derive(Debug, Default)]
+pub struct MessageBuilder {
+    message: PartialMessage,
+    /// Per-call state, parallel to `message.tool_calls`.
+    calls: Vec<CallState>,
+}
+
+#[derive(Debug, Default)]
+struct CallState {
+    /// Argument text waiting for the name.
+    buffer: String,
+    /// Whether any argument text was pushed (buffered or not).
+    has_arguments: bool,
+    /// A string argument value is open: its closing quote is still to be written.
+    closing_quote_pending: bool,
+    python: Option<PythonToJson>,
+    ended: bool,
+}
+
+impl MessageBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A builder whose message starts with what a continued assistant turn already holds
+    /// (see [`ChatRequest::prefill`](super::ChatRequest::prefill)).
+    pub fn with_prefill(prefill: &Prefill) -> Self {
+        let mut builder = Self::new();
+        builder.push_reasoning(&prefill.reasoning_content);
+        builder.push_content(&prefill.content);
+        builder
+    }
+
+    /// Appends content text.
+    pub fn push_content(&mut self, text: &str) {
+        self.message.content.push_str(text);
+    }
+
+    /// Appends reasoning text.
+    pub fn push_reasoning(&mut self, text: &str) {
+        self.message.reasoning_content.push_str(text);
+    }
+
+    /// Starts a new tool call; a call still open is ended first
+    /// (see [`end_tool_call`](Self::end_tool_call)).
+    pub fn start_tool_call(&mut self) {
+        if self.calls.last().is_some_and(|c| !c.ended) {
+            self.end_tool_call();
+        }
+        self.message.tool_calls.push(PartialToolCall {
+            id_final: true,
+            ..Default::default()
+        });
+        self.calls.push(CallState::default());
+    }
+
+    /// Declares that the current call carries an id: until [`set_id`](Self::set_id) (or the end
+    /// of the call) the id is not final, which holds the call back from streams so that the id
+    /// is announced with the name.
+    pub fn expect_id(&mut self) {
+        let (call, _) = self.current();
+        if call.id.is_empty() {
+            call.id_final = false;
+        }
+    }
+
+    /// Sets the current call's id (final).
+    pub fn set_id(&mut self, id: &str) {
+        let (call, _) = self.current();
+        call.id = id.to_owned();
+        call.id_final = true;
+    }
+
+    /// Sets the current call's complete name and moves buffered argument text into the
+    /// arguments.
+    pub fn set_name(&mut self, name: &str) {
+        let (call, state) = self.current();
+        call.name = name.to_owned();
+        call.name_final = true;
+        call.arguments.push_str(&state.buffer);
+        state.buffer.clear();
+    }
+
+    /// Sets a name that may still grow (a partial parse cut inside it): not final, so streams
+    /// do not show it yet, and arguments stay buffered.
+    pub fn set_partial_name(&mut self, name: &str) {
+        let (call, _) = self.current();
+        call.name = name.to_owned();
+        call.name_final = false;
+    }
+
+    /// Appends JSON argument text to the current call (buffered until the name is complete).
+    pub fn push_arguments(&mut self, json_text: &str) {
+        let (call, state) = self.current();
+        state.has_arguments |= !json_text.is_empty();
+        if call.name_final {
+            call.arguments.push_str(json_text);
+        } else {
+            state.buffer.push_str(json_text);
+        }
+    }
+
+    /// Appends raw text as the inside of a JSON string (escaped, without quotes), e.g. the
+    /// value of a string-typed tagged argument.
+    pub fn push_json_string_content(&mut self, raw: &str) {
+        let quoted = serde_json::Value::String(raw.to_owned()).to_string();
+        self.push_arguments(&quoted[1..quoted.len() - 1]);
+    }
+
+    /// Starts the tagged argument `name` (`<parameter=name>`): writes `{` before the first
+    /// argument, `, ` before the others, then `"name": `. A string value left open by the
+    /// previous argument is closed first.
+    pub fn push_argument_key(&mut self, name: &str) {
+        self.end_argument_value();
+        let separator = if self.current().1.has_arguments {
+            ", "
+        } else {
+            "{"
+        };
+        self.push_arguments(separator);
+        self.push_arguments(&serde_json::Value::String(name.to_owned()).to_string());
+        self.push_arguments(": ");
+    }
+
+    /// Opens a string argument value (for a string-typed parameter): writes `"` and remembers
+    /// that the closing quote is pending. Push the raw value with
+    /// [`push_json_string_content`](Self::push_json_string_content).
+    pub fn open_string_value(&mut self) {
+        self.push_arguments("\"");
+        self.current().1.closing_quote_pending = true;
+    }
+
+    /// Ends the current argument value: writes the pending closing quote of a string value, if
+    /// any.
+    pub fn end_argument_value(&mut self) {
+        if self
+            .calls
+            .last()
+            .is_some_and(|c| !c.ended && c.closing_quote_pending)
+        {
+            self.current().1.closing_quote_pending = false;
+            self.push_arguments("\"");
+        }
+    }
+
+    /// Appends Python-literal argument text, normalised to JSON (see
+    /// [`python`](super::python)).
+    pub fn push_python_arguments(&mut self, text: &str) {
+        let mut out = String::new();
+        self.current()
+            .1
+            .python
+            .get_or_insert_with(PythonToJson::new)
+            .push(text, &mut out);
+        self.push_arguments(&out);
+    }
+
+    /// Ends the current call: flushes held-back Python text and buffered arguments, closes open
+    /// strings, arrays and objects when that needs no text dropped, and marks the id, name and
+    /// arguments final.
+    pub fn end_tool_call(&mut self) {
+        if self.calls.last().is_none_or(|c| c.ended) {
+            return;
+        }
+        self.end_argument_value();
+        let mut out = String::new();
+        let (call, state) = self.current();
+        if let Some(python) = state.python.as_mut() {
+            python.finish(&mut out);
+        }
+        state.buffer.push_str(&out);
+        call.arguments.push_str(&state.buffer);
+        state.buffer.clear();
+        if let Some(healing) = heal(&call.arguments) {
+            let closes_only = healing
+                .closers
+                .chars()
+                .all(|c| matches!(c, '"' | ']' | '}'));
+            if healing.only_appends(&call.arguments) && closes_only {
+                call.arguments.push_str(&healing.closers);
+            }
+        }
+        call.id_final = true;
+        call.name_final = true;
+        call.arguments_final = true;
+        state.ended = true;
+    }
+
+    /// Whether a tool call is open (started and not ended).
+    pub fn in_tool_call(&self) -> bool {
+        self.calls.last().is_some_and(|c| !c.ended)
+    }
+
+    /// The snapshot. `partial`: the parse stopped at the end of a cut-off output, so an open
+    /// call stays unfinished (its healed arguments are computed); otherwise open calls are
+    /// ended first.
+    pub fn finish(mut self, partial: bool) -> PartialMessage {
+        if !partial {
+            self.end_tool_call();
+        }
+        for (call, state) in self.message.tool_calls.iter_mut().zip(&self.calls) {
+            if !state.ended {
+                call.refresh_healing();
+            }
+        }
+        self.message
+    }
+
+    /// The snapshot so far without consuming the builder (open calls stay unfinished).
+    pub fn snapshot(&self) -> PartialMessage {
+        let mut message = self.message.clone();
+        for (call, state) in message.tool_calls.iter_mut().zip(&self.calls) {
+            if !state.ended {
+                call.refresh_healing();
+            }
+        }
+        message
+    }
+
+    /// The current call (started on demand).
+    fn current(&mut self) -> (&mut PartialToolCall, &mut CallState) {
+        if self.calls.last().is_none_or(|c| c.ended) {
+            self.start_tool_call();
+        }
+        let call = self
+            .message
+            .tool_calls
+            .last_mut()
+            .expect("a call was just ensured");
+        let state = self.calls.last_mut().expect("a call was just ensured");
+        (call, state)
+    }
+}
