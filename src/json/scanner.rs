@@ -522,10 +522,50 @@ impl Scanner {
     /// backslash or a control character.
     fn string(&mut self, buf: &[u8], kind: StrKind) -> Option<Scan> {
         let q = self.quote;
-        let rest = buf.get(self.pos..).unwrap_or(&[]);
-        let i = find_special(rest, q);
-        self.pos += i;
-        let &b = rest.get(i)?;
+        let qw = LO * u64::from(q);
+        let mut pos = self.pos;
+        // Find the next quote, backslash or control byte, 8 bytes at a time; one-character
+        // escapes are skipped without leaving the loop.
+        let b = 'outer: loop {
+            let Some(w) = word(buf, pos) else {
+                match buf.get(pos) {
+                    None => {
+                        self.pos = pos;
+                        return None;
+                    }
+                    Some(&b)
+                        if b == b'\\' && buf.get(pos + 1).is_some_and(|&e| simple_escape(e)) =>
+                    {
+                        pos += 2;
+                        continue;
+                    }
+                    Some(&b) if b == q || b == b'\\' || b < 0x20 => break b,
+                    Some(_) => {
+                        pos += 1;
+                        continue;
+                    }
+                }
+            };
+            let mut m = eq_mask(w, qw) | eq_mask(w, LO * u64::from(b'\\')) | ctl_mask(w);
+            loop {
+                if m == 0 {
+                    pos += 8;
+                    continue 'outer;
+                }
+                let k = (m.trailing_zeros() / 8) as usize;
+                let b = (w >> (k * 8)) as u8;
+                if b != b'\\' || !buf.get(pos + k + 1).is_some_and(|&e| simple_escape(e)) {
+                    pos += k;
+                    break 'outer b;
+                }
+                if k >= 6 {
+                    pos += k + 2;
+                    continue 'outer;
+                }
+                m &= !0u64 << ((k + 2) * 8);
+            }
+        };
+        self.pos = pos;
         if b == q {
             self.pos += 1;
             match kind {
@@ -578,35 +618,32 @@ pub(crate) fn is_ws(b: u8) -> bool {
 }
 
 const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
 
-/// Index of the first byte in `s` that is `quote`, `\` or below 0x20 (or `s.len()`).
-#[inline]
-fn find_special(s: &[u8], quote: u8) -> usize {
-    let mut i = 0;
-    let q = LO * u64::from(quote);
-    let bs = LO * u64::from(b'\\');
-    let ctl = LO * 0x20;
-    while let Some(chunk) = s.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        let zq = w ^ q;
-        let zb = w ^ bs;
-        let hit = ((zq.wrapping_sub(LO) & !zq)
-            | (zb.wrapping_sub(LO) & !zb)
-            | (w.wrapping_sub(ctl) & !w))
-            & HI;
-        if hit != 0 {
-            return i + (hit.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    let tail = s.get(i..).unwrap_or(&[]);
-    i + tail
-        .iter()
-        .position(|&b| b == quote || b == b'\\' || b < 0x20)
-        .unwrap_or(tail.len())
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+
+/// Exactly the bytes of `w` equal to the byte repeated in `pat`, as 0x80 in that byte.
+#[inline(always)]
+fn eq_mask(w: u64, pat: u64) -> u64 {
+    let x = w ^ pat;
+    !(((x & LOW7).wrapping_add(LOW7)) | x | LOW7)
+}
+
+/// Exactly the bytes of `w` below 0x20, as 0x80 in that byte.
+#[inline(always)]
+fn ctl_mask(w: u64) -> u64 {
+    !(((w & LOW7).wrapping_add(LO * 0x60)) | w | LOW7)
+}
+
+/// Escapes of one character after the backslash (JSON; the Python extras take the slow path).
+#[inline(always)]
+fn simple_escape(e: u8) -> bool {
+    matches!(e, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+}
+
+#[inline(always)]
+fn word(s: &[u8], i: usize) -> Option<u64> {
+    let bytes: [u8; 8] = s.get(i..i + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(bytes))
 }
 
 /// Scans `input` in one go for a value of `target` starting at offset 0.
