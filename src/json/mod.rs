@@ -26,6 +26,8 @@
 //! assert_eq!(validate(b"{'a': None}", Flavour::Python, false), Scan::Complete(11));
 //! ```
 
+#![deny(missing_docs)]
+
 mod heal;
 mod python;
 mod scanner;

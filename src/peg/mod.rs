@@ -94,6 +94,8 @@
 //! assert!(session.ast().find_first("tool").is_some_and(|id| session.ast().is_partial(id)));
 //! ```
 
+#![deny(missing_docs)]
+
 mod ast;
 mod builder;
 mod chars;

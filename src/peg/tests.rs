@@ -630,3 +630,88 @@ proptest! {
         check_invariants(&g, input.as_bytes(), &cuts).unwrap();
     }
 }
+
+#[test]
+fn session_lifecycle() {
+    let b = GrammarBuilder::new();
+    let root = b.literal("ab");
+    let g = b.build(root).unwrap();
+    let mut s = g.session();
+    assert_eq!(s.status(), Status::NeedMore);
+    assert_eq!(s.feed(b"a"), Status::NeedMore);
+    assert_eq!(s.feed(b"bc"), Status::Success { end: 2 });
+    // Success is final; more text is kept but changes nothing.
+    assert_eq!(s.feed(b"zz"), Status::Success { end: 2 });
+    assert_eq!(s.text(), "abczz");
+    assert_eq!(s.finish(), Status::Success { end: 2 });
+    assert!(s.is_finished());
+    assert_eq!(s.feed(b"more"), Status::Success { end: 2 });
+    assert_eq!(s.text(), "abczz");
+    // Failure is final too, with an error.
+    let mut s = g.session();
+    assert_eq!(s.feed(b"ax"), Status::Failure);
+    assert_eq!(s.error().unwrap().expected(), ["`ab`"]);
+    // Finishing without input.
+    let mut s = g.session();
+    assert_eq!(s.finish(), Status::Failure);
+}
+
+#[test]
+fn grammar_and_session_are_thread_friendly() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Grammar>();
+    send::<Session<'static>>();
+}
+
+#[test]
+fn empty_ast_navigation() {
+    let b = GrammarBuilder::new();
+    let root = b.eps();
+    let g = b.build(root).unwrap();
+    let p = g.parse("");
+    assert!(p.ast.is_empty());
+    assert_eq!(p.ast.roots().count(), 0);
+    assert_eq!(p.ast.find("nothing").count(), 0);
+}
+
+#[test]
+fn shared_bench_files_chunked_equal_one_shot() {
+    let Some(dir) = crate::shared_data::shared_path_or_skip(
+        "bench/llama-cpp/Qwen2.5-7B",
+        "shared_bench_files_chunked_equal_one_shot",
+    ) else {
+        return;
+    };
+    let b = GrammarBuilder::new();
+    let call = b.seq([
+        b.literal("<tool_call>"),
+        b.space(),
+        b.tag("tool", b.json_object()),
+        b.space(),
+        b.literal("</tool_call>"),
+    ]);
+    let root = b.seq([
+        b.tag("content", b.until("<tool_call>")),
+        b.optional(call),
+        b.space(),
+        b.end(),
+    ]);
+    let g = b.build(root).unwrap();
+    for name in ["content-10k.txt", "tool-10k.txt", "tool-100k.txt"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let one = g.parse(&text);
+        assert!(one.is_success(), "{name}: {:?}", one.error);
+        let mut s = g.session();
+        for chunk in text.as_bytes().chunks(7) {
+            s.feed(chunk);
+        }
+        assert_eq!(s.finish(), one.status);
+        assert_eq!(s.ast(), one.ast);
+        assert!(
+            s.work() <= 4 * text.len() as u64,
+            "{name}: work {}",
+            s.work()
+        );
+    }
+}
