@@ -332,13 +332,13 @@ impl Machine {
                 }
             },
             Node::Peek(_) => {
-                self.lookahead -= 1;
+                self.lookahead = self.lookahead.saturating_sub(1);
                 self.ast.truncate(f.mark as usize);
                 pop(self);
                 Msg::Ret(r.map(|_| f.start))
             }
             Node::Negate(_) => {
-                self.lookahead -= 1;
+                self.lookahead = self.lookahead.saturating_sub(1);
                 self.ast.truncate(f.mark as usize);
                 pop(self);
                 match r {
@@ -370,7 +370,7 @@ impl Machine {
                         (nodes.len() <= MEMO_NODE_LIMIT).then(|| {
                             let from = self.memo_nodes.len() as u32;
                             self.memo_nodes.extend(nodes.iter().map(|n| RawNode {
-                                first: n.first - f.mark,
+                                first: n.first.saturating_sub(f.mark),
                                 ..*n
                             }));
                             Memo::Ok {
@@ -539,7 +539,7 @@ impl Machine {
                     }
                     match decode(input, pos) {
                         Some((c, n)) if class.matches(c) => {
-                            count += 1;
+                            count = count.saturating_add(1);
                             pos += n;
                         }
                         Some(_) if count >= *min => break LeafOut::Ok(pos),

@@ -715,3 +715,25 @@ fn shared_bench_files_chunked_equal_one_shot() {
         );
     }
 }
+
+proptest! {
+    #[test]
+    fn prop_incremental_utf8_matches_lossy(
+        bytes in prop::collection::vec(prop::sample::select(
+            b"a\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80\xff\x80\xed\xa0".to_vec()), 0..32),
+        chunk in 1..6usize,
+    ) {
+        let b = GrammarBuilder::new();
+        let root = b.rest();
+        let g = b.build(root).unwrap();
+        let mut s = g.session();
+        for piece in bytes.chunks(chunk) {
+            s.feed(piece);
+        }
+        s.finish();
+        let lossy = String::from_utf8_lossy(&bytes);
+        prop_assert_eq!(s.text(), &*lossy);
+        let one = g.parse_bytes(&bytes, false);
+        prop_assert_eq!(s.utf8_errors(), &one.utf8_errors[..]);
+    }
+}
