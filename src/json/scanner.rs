@@ -634,10 +634,23 @@ fn ctl_mask(w: u64) -> u64 {
     !(((w & LOW7).wrapping_add(LO * 0x60)) | w | LOW7)
 }
 
-/// Escapes of one character after the backslash (JSON; the Python extras take the slow path).
+/// The escapes of one character after the backslash (JSON; the Python extras take the slow
+/// path), as a table indexed by byte.
+static SIMPLE_ESCAPES: [bool; 256] = {
+    let mut t = [false; 256];
+    let chars = *b"\"\\/bfnrt";
+    let mut i = 0;
+    while i < chars.len() {
+        t[chars[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 #[inline(always)]
 fn simple_escape(e: u8) -> bool {
-    matches!(e, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+    // A `u8` index into a 256-entry table cannot be out of bounds.
+    SIMPLE_ESCAPES[usize::from(e)]
 }
 
 #[inline(always)]

@@ -10,6 +10,25 @@
 //! piece by piece. Results are a [`Status`] (success / need-more / failure), a
 //! [`ParseError`] on failure, and an [`Ast`] of `tag` nodes.
 //!
+//! # Combinators
+//!
+//! | Builder method | Matches | At the end of input in partial mode |
+//! |---|---|---|
+//! | `eps()` / `start()` | nothing / offset 0 | — |
+//! | `end()` | end of input | need-more |
+//! | `literal(s)` | `s` | need-more if a prefix of `s` |
+//! | `any()` | one character | need-more |
+//! | `seq([..])` / `choice([..])` | all in order / first that matches | propagates |
+//! | `zero_or_more`, `one_or_more`, `optional`, `repeat(p, min, max)` | greedy repetition | propagates |
+//! | `peek(p)` / `negate(p)` | lookahead, consumes nothing | propagates |
+//! | `chars("[a-z_]", min, max)` / `space()` | character class / whitespace runs | need-more |
+//! | `until(d)` / `until_one_of([..])` | up to a delimiter (or the end, in full mode) | need-more (span stops before a delimiter prefix) |
+//! | `rest()` | everything | need-more |
+//! | `rule(name, p)` / `trigger_rule` / `reference(name)` | named, memoized, recursive | propagates |
+//! | `schema(p, name, schema)` / `atomic(p)` / `tag(t, p)` | like `p` (metadata / hides partial nodes / AST node) | propagates |
+//! | `json()`, `json_object()`, `json_array()`, `json_string()`, `json_number()`, `json_bool()`, `json_null()`, `json_string_content()` | JSON (or Python-dict) values | need-more inside the value |
+//! | `json_member(key, p)` | `"key"` ws `:` ws `p` | propagates |
+//!
 //! # Outcomes and partial input
 //!
 //! In **full mode** the end of input is final. In **partial mode** (one-shot partial, or a
