@@ -109,7 +109,44 @@ struct Utf8Decoder {
 }
 
 impl Utf8Decoder {
-    fn push(&mut self, bytes: &[u8], out: &mut String, errors: &mut Vec<InvalidUtf8>) {
+    fn push(&mut self, mut bytes: &[u8], out: &mut String, errors: &mut Vec<InvalidUtf8>) {
+        // Fast path: complete a held-back code point from the first bytes of this chunk
+        // without allocating.
+        if let Some(&lead) = self.held.first() {
+            let width: usize = match lead {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            let have = self.held.len();
+            let take = width.saturating_sub(have).min(bytes.len());
+            let mut tmp = [0u8; 4];
+            let mut n = 0;
+            for (dst, &src) in tmp
+                .iter_mut()
+                .zip(self.held.iter().chain(bytes.iter().take(take)))
+            {
+                *dst = src;
+                n += 1;
+            }
+            let candidate = tmp.get(..n).unwrap_or_default();
+            match std::str::from_utf8(candidate) {
+                Ok(c) => {
+                    out.push_str(c);
+                    self.held.clear();
+                    self.raw += take;
+                    bytes = bytes.get(take..).unwrap_or_default();
+                }
+                Err(e) if e.error_len().is_none() && take == bytes.len() => {
+                    self.held.clear();
+                    self.held.extend_from_slice(candidate);
+                    self.raw += take;
+                    return;
+                }
+                // Invalid: the general path below re-examines the held bytes.
+                Err(_) => {}
+            }
+        }
         let base = self.raw - self.held.len();
         self.raw += bytes.len();
         let joined;
@@ -145,7 +182,8 @@ impl Utf8Decoder {
                             offset += valid + n;
                         }
                         None => {
-                            self.held = bad.to_vec();
+                            self.held.clear();
+                            self.held.extend_from_slice(bad);
                             return;
                         }
                     }
