@@ -241,3 +241,55 @@ proptest! {
         prop_assert_eq!(last, scan(&bytes, Flavour::Json, Target::Value, false));
     }
 }
+
+/// A Python `repr()`-like rendering of a JSON value.
+fn py_repr(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => {
+            let mut out = String::from("'");
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\'' => out.push_str("\\'"),
+                    '\n' => out.push_str("\\n"),
+                    c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+                    c => out.push(c),
+                }
+            }
+            out.push('\'');
+            out
+        }
+        Value::Array(a) => format!("[{}]", a.iter().map(py_repr).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, v)| format!("{}: {}", py_repr(&Value::String(k.clone())), py_repr(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+proptest! {
+    #[test]
+    fn prop_python_repr_normalises_to_the_same_value(v in arb_json()) {
+        let repr = py_repr(&v);
+        prop_assert_eq!(validate(repr.as_bytes(), Flavour::Python, false), Scan::Complete(repr.len()));
+        let json = python_to_json(&repr).unwrap();
+        // Compare with serde's own text round trip (its float parsing is not exact).
+        let expected: serde_json::Value = serde_json::from_str(&v.to_string()).unwrap();
+        prop_assert_eq!(serde_json::from_str::<serde_json::Value>(&json).unwrap(), expected);
+        for k in (0..repr.len()).filter(|&k| repr.is_char_boundary(k)) {
+            let p = validate(&repr.as_bytes()[..k], Flavour::Python, true);
+            prop_assert!(!matches!(p, Scan::Fail { .. }), "{:?} at {}", p, k);
+            if let Ok(healed) = heal(&repr[..k], Flavour::Python) {
+                prop_assert!(serde_json::from_str::<serde_json::Value>(&healed).is_ok(), "{}", healed);
+            }
+        }
+    }
+}

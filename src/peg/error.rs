@@ -116,6 +116,36 @@ impl ParseError {
     pub fn grammar(&self) -> Option<&str> {
         self.grammar.as_deref()
     }
+
+    /// The message followed by the offending line of `text` (the parsed text) and a caret
+    /// under the column.
+    ///
+    /// ```
+    /// use chatparse::peg::GrammarBuilder;
+    /// let b = GrammarBuilder::new();
+    /// let root = b.seq([b.literal("a\n"), b.literal("bc")]);
+    /// let g = b.build(root).unwrap();
+    /// let e = g.parse("a\nbx").error.unwrap();
+    /// assert_eq!(
+    ///     e.render("a\nbx"),
+    ///     "parse error at line 2, column 2 (byte 3): expected `bc`\n  |\n2 | bx\n  |  ^\n"
+    /// );
+    /// ```
+    pub fn render(&self, text: &str) -> String {
+        let bytes = text.as_bytes();
+        let at = self.offset.min(bytes.len());
+        let start =
+            memchr::memrchr(b'\n', bytes.get(..at).unwrap_or_default()).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', bytes.get(at..).unwrap_or_default())
+            .map_or(bytes.len(), |i| at + i);
+        let line = String::from_utf8_lossy(bytes.get(start..end).unwrap_or_default());
+        let number = self.line.to_string();
+        let pad = " ".repeat(number.len());
+        format!(
+            "{self}\n{pad} |\n{number} | {line}\n{pad} | {}^\n",
+            " ".repeat(self.column.saturating_sub(1))
+        )
+    }
 }
 
 impl fmt::Display for ParseError {
