@@ -737,3 +737,40 @@ proptest! {
         prop_assert_eq!(s.utf8_errors(), &one.utf8_errors[..]);
     }
 }
+
+#[test]
+fn deeply_nested_grammar_is_a_depth_error_not_a_crash() {
+    let b = GrammarBuilder::new();
+    let mut p = b.literal("x");
+    for _ in 0..100_000 {
+        p = b.optional(b.seq([p]));
+    }
+    let g = b.build(p).unwrap();
+    let e = g.parse("x").error.unwrap();
+    assert_eq!(e.kind(), ParseErrorKind::DepthLimit);
+    assert!(g.dump().contains('…'));
+    let mut s = g.session();
+    assert_eq!(s.feed(b"x"), Status::Failure);
+}
+
+#[test]
+fn rule_memo_reuses_tagged_results() {
+    // The same rule is tried twice at the same offset; the second time comes from the memo
+    // and must reproduce the same nodes.
+    let b = GrammarBuilder::new();
+    let item = b.rule(
+        "item",
+        b.tag(
+            "item",
+            b.seq([b.tag("k", b.chars("[a-z]", 1, None)), b.literal("=1")]),
+        ),
+    );
+    let root = b.choice([b.seq([item, b.literal(";")]), b.seq([item, b.literal(".")])]);
+    let g = b.build(root).unwrap();
+    let p = g.parse("abc=1.");
+    assert!(p.is_success());
+    assert_eq!(
+        p.ast.dump("abc=1."),
+        "item 0..5 \"abc=1\"\n  k 0..3 \"abc\"\n"
+    );
+}
