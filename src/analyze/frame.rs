@@ -1,0 +1,159 @@
+//! The turn frame: where the assistant turn starts in a render, the header every assistant
+//! turn begins with, the footer it ends with, and what the generation prompt adds.
+//!
+//! A render of `[user, assistant]` minus the render of `[user]` (cut on a marker boundary) is
+//! the assistant *turn*. The *header* is the common start of several turns (content only,
+//! tool call, an earlier turn followed by another user message) and of the generation prompts
+//! with thinking on and off; the *footer* is the common end of a content turn and a tool-call
+//! turn. Between them is the *body*: what the model writes.
+
+use crate::template::TemplateError;
+
+use super::compare::Renderer;
+use super::markers::{aligned_prefix_len, aligned_suffix_len};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
+
+/// The frame of assistant turns, with the renders it was computed from.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// Render of the user message alone (no tools).
+    base: String,
+    /// Render of the user message alone with tools, when tool calls render.
+    base_tools: Option<String>,
+    /// The common start of assistant turns (`<|im_start|>assistant\n`).
+    pub header: String,
+    /// The common end of assistant turns (`<|im_end|>\n`); empty when it cannot be told apart
+    /// from the content (no tool-call turn to compare with).
+    pub footer: String,
+    /// The generation prompt after the header, thinking enabled.
+    pub prompt_thinking_on: String,
+    /// The generation prompt after the header, thinking disabled.
+    pub prompt_thinking_off: String,
+    /// The body of a turn with content [`CONTENT`] only.
+    pub content_body: String,
+    /// The body of a turn with one tool call of two arguments (empty content), if tool calls
+    /// render.
+    pub tool_body: Option<String>,
+}
+
+impl Frame {
+    /// Renders the frame scenarios. `tool_scenario` is the base scenario for tool-call turns
+    /// (tools passed, the arguments form that renders), or `None` without tool-call support.
+    pub fn build(
+        renderer: &Renderer<'_>,
+        tool_scenario: Option<&Scenario>,
+    ) -> Result<Frame, TemplateError> {
+        let user = Scenario::user_only();
+        let base = renderer.render(&user)?;
+        let turn_of = |base: &str, render: String| -> String {
+            render[aligned_prefix_len(base, &render)..].to_owned()
+        };
+        let prompt = |thinking: bool| -> Result<String, TemplateError> {
+            let s = Scenario {
+                generation_prompt: true,
+                enable_thinking: thinking,
+                ..user.clone()
+            };
+            Ok(turn_of(&base, renderer.render(&s)?))
+        };
+        let gen_on = prompt(true)?;
+        let gen_off = prompt(false)?;
+        let content_turn = turn_of(
+            &base,
+            renderer.render(&Scenario::with_turn(Turn::content(CONTENT)))?,
+        );
+        let earlier_turn = turn_of(
+            &base,
+            renderer.render(&Scenario {
+                user_after: true,
+                ..Scenario::with_turn(Turn::content(CONTENT))
+            })?,
+        );
+        let mut tool = None;
+        if let Some(scenario) = tool_scenario {
+            let base_tools = renderer.render(scenario)?;
+            let mut with_call = scenario.clone();
+            with_call.turn = Some(Turn {
+                content: Some(String::new()),
+                reasoning: None,
+                calls: vec![Call::first(&ProbeSet::PRIMARY, 2)],
+            });
+            let turn = turn_of(&base_tools, renderer.render(&with_call)?);
+            tool = Some((base_tools, turn));
+        }
+
+        let mut header_len = aligned_prefix_len(&content_turn, &earlier_turn);
+        for other in [&gen_on, &gen_off]
+            .into_iter()
+            .chain(tool.as_ref().map(|(_, t)| t))
+        {
+            header_len = header_len.min(aligned_prefix_len(&content_turn[..header_len], other));
+        }
+        let header = content_turn[..header_len].to_owned();
+
+        let after_content = content_turn
+            .rfind(CONTENT)
+            .map_or("", |at| &content_turn[at + CONTENT.len()..]);
+        let footer = match &tool {
+            Some((_, turn)) => {
+                let after_call = after_last_probe(turn, &ProbeSet::PRIMARY);
+                let n = aligned_suffix_len(after_content, after_call);
+                after_content[after_content.len() - n..].to_owned()
+            }
+            None => after_content.to_owned(),
+        };
+
+        let strip = |turn: &str| -> String {
+            let body = turn.strip_prefix(header.as_str()).unwrap_or(turn);
+            body.strip_suffix(footer.as_str())
+                .unwrap_or(body)
+                .to_owned()
+        };
+        let after_header = |turn: &str| {
+            turn.strip_prefix(header.as_str())
+                .unwrap_or(turn)
+                .to_owned()
+        };
+        Ok(Frame {
+            prompt_thinking_on: after_header(&gen_on),
+            prompt_thinking_off: after_header(&gen_off),
+            content_body: strip(&content_turn),
+            tool_body: tool.as_ref().map(|(_, t)| strip(t)),
+            base_tools: tool.map(|(b, _)| b),
+            base,
+            header,
+            footer,
+        })
+    }
+
+    /// The body of the assistant turn in `render` (a render of the user message followed by an
+    /// assistant turn; `tools`: rendered with the tool definitions).
+    pub fn body(&self, render: &str, tools: bool) -> String {
+        let base = match (&self.base_tools, tools) {
+            (Some(b), true) => b,
+            _ => &self.base,
+        };
+        let turn = &render[aligned_prefix_len(base, render)..];
+        let body = turn.strip_prefix(self.header.as_str()).unwrap_or(turn);
+        body.strip_suffix(self.footer.as_str())
+            .unwrap_or(body)
+            .to_owned()
+    }
+}
+
+/// The text after the last occurrence of any tool-call probe of `probes` in `text`.
+pub fn after_last_probe<'a>(text: &'a str, probes: &ProbeSet) -> &'a str {
+    let end = [
+        probes.fn_first,
+        probes.arg_first,
+        probes.arg_second,
+        probes.value_first,
+        probes.value_second,
+        probes.id_first,
+    ]
+    .iter()
+    .filter_map(|p| text.rfind(p).map(|at| at + p.len()))
+    .max()
+    .unwrap_or(0);
+    &text[end..]
+}
