@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::reasoning::ReasoningOutcome;
+use super::reasoning::{strip_residue, ReasoningOutcome};
 use super::scenario::CONTENT;
 
 /// How assistant content is wrapped.
@@ -54,12 +54,10 @@ pub fn analyze(
     let mut pre = &content_body[..at];
     let post = &content_body[at + CONTENT.len()..];
     let r = &reasoning.analysis;
-    if r.empty_block_without_reasoning {
-        pre = pre
-            .strip_prefix(&format!("{}{}", r.start, r.end))
-            .unwrap_or(pre);
-    }
-    if !pre.trim().is_empty() || !post.trim().is_empty() {
+    pre = strip_residue(pre, r);
+    // Text after the content with nothing before it is the end of a content turn (an
+    // end-of-turn token), not a wrapper.
+    if !pre.trim().is_empty() {
         return Ok(ContentAnalysis {
             mode: ContentMode::AlwaysWrapped,
             start: pre.trim_start().to_owned(),

@@ -11,7 +11,8 @@ use crate::template::TemplateError;
 
 use super::compare::Renderer;
 use super::markers::{aligned_prefix_len, aligned_suffix_len};
-use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, REASONING};
+use crate::diff::segments;
 
 /// The frame of assistant turns, with the renders it was computed from.
 #[derive(Debug, Clone)]
@@ -25,6 +26,8 @@ pub struct Frame {
     /// The common end of assistant turns (`<|im_end|>\n`); empty when it cannot be told apart
     /// from the content (no tool-call turn to compare with).
     pub footer: String,
+    /// The first segment of the generation prompt (anchors turns, see `turn_of`).
+    anchor: String,
     /// The generation prompt after the header, thinking enabled.
     pub prompt_thinking_on: String,
     /// The generation prompt after the header, thinking disabled.
@@ -38,36 +41,47 @@ pub struct Frame {
 
 impl Frame {
     /// Renders the frame scenarios. `tool_scenario` is the base scenario for tool-call turns
-    /// (tools passed, the arguments form that renders), or `None` without tool-call support.
+    /// (tools passed, the arguments form that renders), or `None` when tools do not render.
     pub fn build(
         renderer: &Renderer<'_>,
         tool_scenario: Option<&Scenario>,
     ) -> Result<Frame, TemplateError> {
         let user = Scenario::user_only();
+        let user_off = Scenario {
+            enable_thinking: false,
+            ..user.clone()
+        };
         let base = renderer.render(&user)?;
-        let turn_of = |base: &str, render: String| -> String {
-            render[aligned_prefix_len(base, &render)..].to_owned()
-        };
-        let prompt = |thinking: bool| -> Result<String, TemplateError> {
-            let s = Scenario {
+        let base_off = renderer.render(&user_off)?;
+        let gen_on = turn_of(
+            &base,
+            &renderer.render(&Scenario {
                 generation_prompt: true,
-                enable_thinking: thinking,
                 ..user.clone()
-            };
-            Ok(turn_of(&base, renderer.render(&s)?))
-        };
-        let gen_on = prompt(true)?;
-        let gen_off = prompt(false)?;
+            })?,
+            "",
+        );
+        let gen_off = turn_of(
+            &base_off,
+            &renderer.render(&Scenario {
+                generation_prompt: true,
+                ..user_off
+            })?,
+            "",
+        );
+        let anchor = segments(&gen_on).next().map_or("", |s| s.text).to_owned();
         let content_turn = turn_of(
             &base,
-            renderer.render(&Scenario::with_turn(Turn::content(CONTENT)))?,
+            &renderer.render(&Scenario::with_turn(Turn::content(CONTENT)))?,
+            &anchor,
         );
         let earlier_turn = turn_of(
             &base,
-            renderer.render(&Scenario {
+            &renderer.render(&Scenario {
                 user_after: true,
                 ..Scenario::with_turn(Turn::content(CONTENT))
             })?,
+            &anchor,
         );
         let mut tool = None;
         if let Some(scenario) = tool_scenario {
@@ -78,8 +92,14 @@ impl Frame {
                 reasoning: None,
                 calls: vec![Call::first(&ProbeSet::PRIMARY, 2)],
             });
-            let turn = turn_of(&base_tools, renderer.render(&with_call)?);
-            tool = Some((base_tools, turn));
+            // A failing tool-call render leaves tools out of the frame (reported by phase T).
+            if let Ok(render) = renderer.render(&with_call) {
+                let name = ProbeSet::PRIMARY.fn_first;
+                if render.matches(name).count() > base_tools.matches(name).count() {
+                    let turn = turn_of(&base_tools, &render, &anchor);
+                    tool = Some((base_tools, turn));
+                }
+            }
         }
 
         let mut header_len = aligned_prefix_len(&content_turn, &earlier_turn);
@@ -102,28 +122,28 @@ impl Frame {
             }
             None => after_content.to_owned(),
         };
-
-        let strip = |turn: &str| -> String {
-            let body = turn.strip_prefix(header.as_str()).unwrap_or(turn);
-            body.strip_suffix(footer.as_str())
-                .unwrap_or(body)
-                .to_owned()
-        };
         let after_header = |turn: &str| {
             turn.strip_prefix(header.as_str())
                 .unwrap_or(turn)
                 .to_owned()
         };
-        Ok(Frame {
+        let mut frame = Frame {
             prompt_thinking_on: after_header(&gen_on),
             prompt_thinking_off: after_header(&gen_off),
-            content_body: strip(&content_turn),
-            tool_body: tool.as_ref().map(|(_, t)| strip(t)),
-            base_tools: tool.map(|(b, _)| b),
+            content_body: String::new(),
+            tool_body: None,
+            base_tools: None,
             base,
+            anchor,
             header,
             footer,
-        })
+        };
+        frame.content_body = frame.body_of_turn(&content_turn);
+        if let Some((base_tools, turn)) = tool {
+            frame.tool_body = Some(frame.body_of_turn(&turn));
+            frame.base_tools = Some(base_tools);
+        }
+        Ok(frame)
     }
 
     /// The body of the assistant turn in `render` (a render of the user message followed by an
@@ -133,12 +153,63 @@ impl Frame {
             (Some(b), true) => b,
             _ => &self.base,
         };
-        let turn = &render[aligned_prefix_len(base, render)..];
-        let body = turn.strip_prefix(self.header.as_str()).unwrap_or(turn);
-        body.strip_suffix(self.footer.as_str())
-            .unwrap_or(body)
-            .to_owned()
+        self.body_of_turn(&turn_of(base, render, &self.anchor))
     }
+
+    /// A turn without the header, cut at the first footer after the last probe value.
+    fn body_of_turn(&self, turn: &str) -> String {
+        let body = turn.strip_prefix(self.header.as_str()).unwrap_or(turn);
+        if self.footer.is_empty() {
+            return body.to_owned();
+        }
+        let last = last_probe_end(body);
+        match body[last..].find(self.footer.as_str()) {
+            Some(at) => body[..last + at].to_owned(),
+            None => body.to_owned(),
+        }
+    }
+}
+
+/// The assistant turn of `render`: what it adds to `base` (cut on a marker boundary). When
+/// `base` has text after the insertion point (a template that appends instructions after the
+/// conversation), the insertion is rotated back so the turn starts with `anchor` (the start of
+/// the generation prompt) when that is consistent.
+fn turn_of(base: &str, render: &str, anchor: &str) -> String {
+    let k = aligned_prefix_len(base, render);
+    if k < base.len() && !anchor.is_empty() && !render[k..].starts_with(anchor) {
+        let inserted = render.len() - base.len();
+        let earliest = k.saturating_sub(anchor.len());
+        for start in (earliest..k).rev() {
+            if render.is_char_boundary(start)
+                && render[start..].starts_with(anchor)
+                && render.get(start + inserted..) == base.get(start..)
+            {
+                return render[start..start + inserted].to_owned() + &base[start..];
+            }
+        }
+    }
+    render[k..].to_owned()
+}
+
+/// The end of the last probe value (tool call, content or reasoning) in `text`, or 0.
+fn last_probe_end(text: &str) -> usize {
+    let p = ProbeSet::PRIMARY;
+    [
+        p.fn_first,
+        p.fn_second,
+        p.arg_first,
+        p.arg_second,
+        p.value_first,
+        p.value_second,
+        p.id_first,
+        p.id_second,
+        CONTENT,
+        REASONING,
+    ]
+    .iter()
+    .filter_map(|probe| text.rfind(probe).map(|at| at + probe.len()))
+    .max()
+    .unwrap_or(0)
 }
 
 /// The text after the last occurrence of any tool-call probe of `probes` in `text`.

@@ -41,7 +41,9 @@ use crate::template::{ArgumentsForm, Capabilities, ChatTemplate};
 
 pub use cache::{analyze_cached, AnalysisCache};
 pub use content::{ContentAnalysis, ContentMode};
-pub use reasoning::{MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope};
+pub use reasoning::{
+    MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope, WithoutReasoning,
+};
 pub use tools::{
     ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, ToolAnalysis,
     ToolFormat,
@@ -149,7 +151,9 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     let capabilities = Capabilities::probe(template);
     let mut analysis = Analysis::empty(capabilities.clone());
     let renderer = Renderer::new(template);
-    let tool_scenario = capabilities.tool_calls.then(|| Scenario {
+    // Tool calls are probed even when capabilities say otherwise: some templates render calls
+    // without rendering the tool definitions, or reject the capability probe's call ids.
+    let tool_scenario = Some(Scenario {
         tools: true,
         arguments: match capabilities.arguments {
             ArgumentsForm::String => ArgumentsForm::String,
@@ -181,7 +185,8 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         Ok(content) => analysis.content = content,
         Err(reason) => analysis.unsupported(Part::Content, reason),
     }
-    if let Some(scenario) = &tool_scenario {
+    let tools_render = frame.tool_body.is_some() || capabilities.tools;
+    if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
         match tools::analyze(
             &renderer,
             &frame,
@@ -193,11 +198,6 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
             Ok(t) => analysis.tools = Some(t),
             Err(reason) => analysis.unsupported(Part::Tools, reason),
         }
-    } else if capabilities.tools {
-        analysis.unsupported(
-            Part::Tools,
-            "tool definitions render but assistant tool calls do not",
-        );
     }
     validate::validate(&renderer, &frame, &mut analysis);
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);

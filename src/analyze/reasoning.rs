@@ -69,6 +69,29 @@ pub enum Prefill {
     ReasoningClosed,
 }
 
+/// What a template renders of reasoning in an assistant turn that has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WithoutReasoning {
+    /// Nothing.
+    Nothing,
+    /// An empty block, `start + end`.
+    EmptyBlock,
+    /// The end marker alone.
+    EndMarker,
+}
+
+impl ReasoningAnalysis {
+    /// What a turn without reasoning starts with (`""`, `start + end` or `end`).
+    pub fn empty_residue(&self) -> String {
+        match self.without_reasoning {
+            WithoutReasoning::Nothing => String::new(),
+            WithoutReasoning::EmptyBlock => format!("{}{}", self.start, self.end),
+            WithoutReasoning::EndMarker => self.end.clone(),
+        }
+    }
+}
+
 /// The reasoning part of an [`Analysis`](super::Analysis).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReasoningAnalysis {
@@ -82,8 +105,8 @@ pub struct ReasoningAnalysis {
     pub end: String,
     /// Where the markers were read.
     pub source: MarkerSource,
-    /// The template renders `start + end` in a turn without reasoning.
-    pub empty_block_without_reasoning: bool,
+    /// What the template renders in a turn without reasoning.
+    pub without_reasoning: WithoutReasoning,
     /// What the generation prompt wrote with `enable_thinking` true.
     pub prefill_thinking_on: Prefill,
     /// What the generation prompt wrote with `enable_thinking` false.
@@ -99,7 +122,7 @@ impl ReasoningAnalysis {
             start: String::new(),
             end: String::new(),
             source: MarkerSource::None,
-            empty_block_without_reasoning: false,
+            without_reasoning: WithoutReasoning::Nothing,
             prefill_thinking_on: Prefill::None,
             prefill_thinking_off: Prefill::None,
         }
@@ -178,8 +201,10 @@ pub fn analyze(
         }
     }
     let a = &mut outcome.analysis;
-    a.prefill_thinking_on = classify_prefill(&frame.prompt_thinking_on, &a.start, &a.end);
-    a.prefill_thinking_off = classify_prefill(&frame.prompt_thinking_off, &a.start, &a.end);
+    let on = format!("{}{}", frame.header, frame.prompt_thinking_on);
+    let off = format!("{}{}", frame.header, frame.prompt_thinking_off);
+    a.prefill_thinking_on = classify_prefill(&on, &a.start, &a.end);
+    a.prefill_thinking_off = classify_prefill(&off, &a.start, &a.end);
     outcome
 }
 
@@ -190,10 +215,13 @@ fn from_content_turn(body: &str, content_body: &str) -> Option<(ReasoningAnalysi
     let after = &body[r + REASONING.len()..];
     let between = &after[..after.find(CONTENT)?];
     let content_pre = &content_body[..content_body.find(CONTENT)?];
-    let mut empty_block = false;
+    let mut without = WithoutReasoning::Nothing;
     let mut rest = "";
     let end = if !content_pre.trim().is_empty() && format!("{start}{between}") == content_pre {
-        empty_block = true;
+        without = WithoutReasoning::EmptyBlock;
+        between
+    } else if !content_pre.trim().is_empty() && between == content_pre {
+        without = WithoutReasoning::EndMarker;
         between
     } else if !content_pre.trim().is_empty() && between.ends_with(content_pre) {
         &between[..between.len() - content_pre.len()]
@@ -206,7 +234,7 @@ fn from_content_turn(body: &str, content_body: &str) -> Option<(ReasoningAnalysi
         return None;
     }
     let mut analysis = ReasoningAnalysis::with_markers(start, end, MarkerSource::Turn);
-    analysis.empty_block_without_reasoning = empty_block;
+    analysis.without_reasoning = without;
     Some((analysis, rest.to_owned()))
 }
 
@@ -247,16 +275,21 @@ fn from_prompts(
             .map(|s| s.text.to_owned())
             .collect()
     };
-    let opener = trailing_marker(on).map(str::to_owned);
+    // The opener may sit at the end of the turn header when every turn starts with it; its
+    // conventional closing form in the thinking-off prompt confirms it.
+    let header = frame.header.trim_end();
+    let opener = trailing_marker(on).map(str::to_owned).or_else(|| {
+        trailing_marker(header)
+            .filter(|m| on.is_empty() && closing_form(m).is_some_and(|c| off.contains(&c)))
+            .map(str::to_owned)
+    });
     let off_markers = markers(off);
     let (start, end) = match opener {
         Some(start) => match off_markers.last().filter(|m| **m != start) {
             Some(end) if on != off => (start, end.clone()),
             _ => {
                 let Some(end) = closing_form(&start) else {
-                    return Err(format!(
-                        "the generation prompt opens `{start}` but no end marker was found"
-                    ));
+                    return Ok(None);
                 };
                 if !strips_reasoning(renderer, frame, &end) {
                     return Err(format!(
@@ -312,7 +345,26 @@ fn strips_reasoning(renderer: &Renderer<'_>, frame: &Frame, end: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// What `prompt` (a generation prompt after the turn header) already wrote.
+/// `text` without a leading empty reasoning block or lone end marker (what a template renders
+/// for a turn without reasoning), ignoring whitespace around it.
+pub fn strip_residue<'a>(text: &'a str, reasoning: &ReasoningAnalysis) -> &'a str {
+    if !reasoning.found() {
+        return text;
+    }
+    let block = format!("{}{}", reasoning.start, reasoning.end);
+    for residue in [block.as_str(), reasoning.end.as_str()] {
+        let trimmed = residue.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(rest) = text.trim_start().strip_prefix(trimmed) {
+            return rest;
+        }
+    }
+    text
+}
+
+/// What `prompt` (the generation prompt, turn header included) already wrote.
 pub fn classify_prefill(prompt: &str, start: &str, end: &str) -> Prefill {
     let p = prompt.trim();
     let (s, e) = (start.trim(), end.trim());
@@ -321,7 +373,7 @@ pub fn classify_prefill(prompt: &str, start: &str, end: &str) -> Prefill {
     } else if s.is_empty() && !e.is_empty() {
         // Delimited reasoning starts right after the prompt, whatever it wrote.
         Prefill::ReasoningOpen
-    } else if !s.is_empty() && !p.is_empty() && p.ends_with(s) {
+    } else if !s.is_empty() && p.ends_with(s) {
         Prefill::ReasoningOpen
     } else {
         Prefill::None

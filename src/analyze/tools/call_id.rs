@@ -23,6 +23,7 @@ pub fn analyze(one: &str, layout: &CallLayout, args_start: usize) -> (CallIdMark
             position: CallIdPosition::PreFuncName,
             prefix: String::new(), // filled from the call opening by the caller
             suffix: gap[..gap.len() - name_prefix.len()].to_owned(),
+            counter: false,
         };
         return (markers, one[name_end..args_start].to_owned());
     }
@@ -33,6 +34,7 @@ pub fn analyze(one: &str, layout: &CallLayout, args_start: usize) -> (CallIdMark
             position: CallIdPosition::BetweenFuncAndArgs,
             prefix: prefix.to_owned(),
             suffix: one[id.1..args_start].to_owned(),
+            counter: false,
         };
         return (markers, gap[..gap.len() - prefix.len()].to_owned());
     }
@@ -41,6 +43,17 @@ pub fn analyze(one: &str, layout: &CallLayout, args_start: usize) -> (CallIdMark
         position: CallIdPosition::PostArgs,
         prefix: element_prefix(gap).to_owned(),
         suffix: String::new(),
+        counter: false,
     };
     (markers, one[name_end..args_start].to_owned())
+}
+
+/// When two calls differ between name and arguments only by a number (`:0` vs `:1`), the
+/// template writes a call counter there: returns the text before and after the number.
+pub fn counter(first: &str, second: &str) -> Option<(String, String)> {
+    let p = crate::diff::common_prefix_len(first, second);
+    let s = crate::diff::common_suffix_len(&first[p..], &second[p..]);
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    (digits(&first[p..first.len() - s]) && digits(&second[p..second.len() - s]))
+        .then(|| (first[..p].to_owned(), first[first.len() - s..].to_owned()))
 }

@@ -1,7 +1,7 @@
 //! T1: locating the call in the tool-call turn and classifying its format.
 
 use crate::analyze::content::{ContentAnalysis, ContentMode};
-use crate::analyze::reasoning::ReasoningAnalysis;
+use crate::analyze::reasoning::{strip_residue, ReasoningAnalysis};
 use crate::analyze::scenario::ProbeSet;
 
 use super::json_scan::{holds_string, json_covering};
@@ -16,10 +16,7 @@ pub fn call_text<'a>(
     content: &ContentAnalysis,
 ) -> &'a str {
     let mut text = body;
-    if reasoning.empty_block_without_reasoning {
-        let block = format!("{}{}", reasoning.start, reasoning.end);
-        text = text.strip_prefix(block.as_str()).unwrap_or(text);
-    }
+    text = strip_residue(text, reasoning);
     if content.mode == ContentMode::AlwaysWrapped {
         let empty = format!("{}{}", content.start, content.end);
         text = text.strip_prefix(empty.as_str()).unwrap_or(text);

@@ -6,7 +6,9 @@ use crate::analyze::markers::{aligned_prefix_len, aligned_suffix_len, element_pr
 use crate::analyze::scenario::{Call, ProbeSet, Scenario, Turn};
 use crate::diff::{segments, SegmentKind};
 
+use super::json_scan::json_covering;
 use super::layout::CallLayout;
+use super::CallIdMarkers;
 use super::{
     arguments, call_id, ArgumentMarkers, CallIdPosition, FunctionMarkers, JsonLayout, ToolAnalysis,
     ToolFormat,
@@ -111,7 +113,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
             (ArgumentMarkers::default(), j.start, Some(json))
         }
     };
-    let (mut call_id, name_suffix) = call_id::analyze(one, layout, args_start);
+    let (mut call_id, mut name_suffix) = call_id::analyze(one, layout, args_start);
 
     let split = match two {
         Some(two) => {
@@ -126,6 +128,20 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
                 Some(i) if call_id.position == CallIdPosition::PreFuncName => layout.end + i,
                 _ => n2,
             };
+            if call_id.position == CallIdPosition::None {
+                let second = second_name_suffix(two, n2, layout.format, &arguments);
+                if let Some((prefix, suffix)) =
+                    second.and_then(|s| call_id::counter(&name_suffix, s))
+                {
+                    call_id = CallIdMarkers {
+                        position: CallIdPosition::BetweenFuncAndArgs,
+                        prefix,
+                        suffix,
+                        counter: true,
+                    };
+                    name_suffix = String::new();
+                }
+            }
             split_calls(one, two, layout.start, layout.end, start2)
         }
         None => CallSplit::single(one, layout.start, layout.end),
@@ -167,4 +183,21 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         call_id,
         json,
     })
+}
+
+/// The text between the second call's name (at `n2` in `two`) and its arguments.
+fn second_name_suffix<'a>(
+    two: &'a str,
+    n2: usize,
+    format: ToolFormat,
+    arguments: &ArgumentMarkers,
+) -> Option<&'a str> {
+    let p = &ProbeSet::PRIMARY;
+    let name_end = n2 + p.fn_second.len();
+    let arg = name_end + two[name_end..].find(p.arg_first)?;
+    let args_start = match format {
+        ToolFormat::TagWithJson => json_covering(two, name_end, arg)?.start,
+        _ => arg.checked_sub(arguments.name_prefix.len())?,
+    };
+    two.get(name_end..args_start)
 }
