@@ -11,7 +11,7 @@ use crate::template::TemplateError;
 
 use super::compare::Renderer;
 use super::markers::{aligned_prefix_len, aligned_suffix_len};
-use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, REASONING};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
 use crate::diff::segments;
 
 /// The frame of assistant turns, with the renders it was computed from.
@@ -156,6 +156,11 @@ impl Frame {
         self.body_of_turn(&turn_of(base, render, &self.anchor))
     }
 
+    /// The body of the assistant turn in `render`, a render of `base` followed by a turn.
+    pub fn body_against(&self, base: &str, render: &str) -> String {
+        self.body_of_turn(&turn_of(base, render, &self.anchor))
+    }
+
     /// A turn without the header, cut at the first footer after the last probe value.
     fn body_of_turn(&self, turn: &str) -> String {
         let body = turn.strip_prefix(self.header.as_str()).unwrap_or(turn);
@@ -193,23 +198,13 @@ fn turn_of(base: &str, render: &str, anchor: &str) -> String {
 
 /// The end of the last probe value (tool call, content or reasoning) in `text`, or 0.
 fn last_probe_end(text: &str) -> usize {
-    let p = ProbeSet::PRIMARY;
-    [
-        p.fn_first,
-        p.fn_second,
-        p.arg_first,
-        p.arg_second,
-        p.value_first,
-        p.value_second,
-        p.id_first,
-        p.id_second,
-        CONTENT,
-        REASONING,
-    ]
-    .iter()
-    .filter_map(|probe| text.rfind(probe).map(|at| at + probe.len()))
-    .max()
-    .unwrap_or(0)
+    let (p, c) = (ProbeSet::PRIMARY, ProbeSet::CHECK);
+    p.all()
+        .iter()
+        .chain(c.all().iter())
+        .filter_map(|probe| text.rfind(probe).map(|at| at + probe.len()))
+        .max()
+        .unwrap_or(0)
 }
 
 /// The text after the last occurrence of any tool-call probe of `probes` in `text`.

@@ -47,16 +47,6 @@ pub fn aligned_suffix_len(a: &str, b: &str) -> usize {
     }
 }
 
-/// The common prefix of `a` and `b` ending on a marker boundary.
-pub fn aligned_prefix<'a>(a: &'a str, b: &str) -> &'a str {
-    &a[..aligned_prefix_len(a, b)]
-}
-
-/// The common suffix of `a` and `b` starting on a marker boundary.
-pub fn aligned_suffix<'a>(a: &'a str, b: &str) -> &'a str {
-    &a[a.len() - aligned_suffix_len(a, b)..]
-}
-
 /// The trailing unclosed `<...`/`[...` of `text` (a marker the next probe value sits inside,
 /// like `<function=` or `<invoke name="`), if any.
 pub fn trailing_open_marker(text: &str) -> Option<&str> {
@@ -114,11 +104,6 @@ pub fn split_after_first_marker(text: &str) -> (&str, &str) {
     text.split_at(end)
 }
 
-/// `text` without the leading `prefix` and trailing `suffix` when it has both.
-pub fn strip_affixes<'a>(text: &'a str, prefix: &str, suffix: &str) -> Option<&'a str> {
-    text.strip_prefix(prefix)?.strip_suffix(suffix)
-}
-
 /// Whether `text` contains any of `probes`.
 pub fn contains_probe(text: &str, probes: &[&str]) -> bool {
     probes.iter().any(|p| text.contains(p))
@@ -130,9 +115,9 @@ mod tests {
 
     #[test]
     fn aligned_affixes_do_not_cut_markers() {
-        assert_eq!(aligned_prefix("ab<tool_call>", "ab<think>"), "ab");
-        assert_eq!(aligned_suffix("x</think>", "y</think>"), "</think>");
-        assert_eq!(aligned_suffix("<a_end>", "<b_end>"), "");
+        assert_eq!(aligned_prefix_len("ab<tool_call>", "ab<think>"), 2);
+        assert_eq!(aligned_suffix_len("x</think>", "y</think>"), 8);
+        assert_eq!(aligned_suffix_len("<a_end>", "<b_end>"), 0);
     }
 
     #[test]

@@ -199,7 +199,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
             Err(reason) => analysis.unsupported(Part::Tools, reason),
         }
     }
-    validate::validate(&renderer, &frame, &mut analysis);
+    validate::validate(&renderer, &frame, tool_scenario.as_ref(), &mut analysis);
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);
     analysis.renders = renderer.renders();
     analysis

@@ -28,15 +28,6 @@ pub struct CallLayout {
 }
 
 impl CallLayout {
-    /// Where the arguments start: the JSON object, or the first argument name.
-    pub fn args_start(&self) -> usize {
-        match (&self.json, self.args.first()) {
-            (Some(j), _) if self.format == ToolFormat::TagWithJson => j.start,
-            (_, Some((name, _))) => name.0,
-            _ => self.name.1,
-        }
-    }
-
     /// Where the arguments end: after the JSON object, or after the last value.
     pub fn args_end(&self) -> usize {
         match (&self.json, self.args.last()) {

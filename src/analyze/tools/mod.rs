@@ -31,7 +31,6 @@ use super::reasoning::ReasoningAnalysis;
 use super::scenario::{ProbeSet, Scenario};
 
 pub(crate) use format::call_text;
-pub(crate) use layout::CallLayout;
 
 /// How tool calls are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
