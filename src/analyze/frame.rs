@@ -7,7 +7,7 @@
 //! with thinking on and off; the *footer* is the common end of a content turn and a tool-call
 //! turn. Between them is the *body*: what the model writes.
 
-use crate::template::TemplateError;
+use crate::template::{ArgumentsForm, TemplateError};
 
 use super::compare::Renderer;
 use super::markers::{aligned_prefix_len, aligned_suffix_len};
@@ -44,7 +44,7 @@ impl Frame {
     /// (tools passed, the arguments form that renders), or `None` when tools do not render.
     pub fn build(
         renderer: &Renderer<'_>,
-        tool_scenario: Option<&Scenario>,
+        tool_scenario: Option<&mut Scenario>,
     ) -> Result<Frame, TemplateError> {
         let user = Scenario::user_only();
         let user_off = Scenario {
@@ -86,19 +86,32 @@ impl Frame {
         let mut tool = None;
         if let Some(scenario) = tool_scenario {
             let base_tools = renderer.render(scenario)?;
-            let mut with_call = scenario.clone();
-            with_call.turn = Some(Turn {
-                content: Some(String::new()),
-                reasoning: None,
-                calls: vec![Call::first(&ProbeSet::PRIMARY, 2)],
-            });
-            // A failing tool-call render leaves tools out of the frame (reported by phase T).
-            if let Ok(render) = renderer.render(&with_call) {
-                let name = ProbeSet::PRIMARY.fn_first;
+            let name = ProbeSet::PRIMARY.fn_first;
+            // Calls that do not render with empty content are retried with null content, and
+            // with arguments as a JSON string.
+            let forms = [scenario.arguments, ArgumentsForm::String];
+            let attempts = forms
+                .iter()
+                .enumerate()
+                .filter(|(i, f)| *i == 0 || **f != forms[0])
+                .flat_map(|(_, f)| [(*f, false), (*f, true)]);
+            let original = scenario.arguments;
+            for (form, null) in attempts {
+                scenario.arguments = form;
+                scenario.null_call_content = null;
+                let with_call = scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], None);
+                let Ok(render) = renderer.render(&with_call) else {
+                    continue;
+                };
                 if render.matches(name).count() > base_tools.matches(name).count() {
                     let turn = turn_of(&base_tools, &render, &anchor);
                     tool = Some((base_tools, turn));
+                    break;
                 }
+            }
+            if tool.is_none() {
+                scenario.null_call_content = false;
+                scenario.arguments = original;
             }
         }
 

@@ -153,7 +153,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     let renderer = Renderer::new(template);
     // Tool calls are probed even when capabilities say otherwise: some templates render calls
     // without rendering the tool definitions, or reject the capability probe's call ids.
-    let tool_scenario = Some(Scenario {
+    let mut tool_scenario = Some(Scenario {
         tools: true,
         arguments: match capabilities.arguments {
             ArgumentsForm::String => ArgumentsForm::String,
@@ -161,7 +161,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         },
         ..Scenario::user_only()
     });
-    let frame = match Frame::build(&renderer, tool_scenario.as_ref()) {
+    let frame = match Frame::build(&renderer, tool_scenario.as_mut()) {
         Ok(frame) => frame,
         Err(e) => {
             analysis.unsupported(Part::Template, format!("probe render failed: {e}"));

@@ -129,7 +129,8 @@ impl ReasoningAnalysis {
     }
 
     fn with_markers(start: &str, end: &str, source: MarkerSource) -> ReasoningAnalysis {
-        let start = if start.trim().is_empty() { "" } else { start };
+        // Leading whitespace before the opener is not part of it.
+        let start = start.trim_start();
         ReasoningAnalysis {
             mode: if start.is_empty() {
                 ReasoningMode::Delimited
@@ -244,12 +245,8 @@ fn tool_scope(
     frame: &Frame,
     tool_scenario: Option<&Scenario>,
 ) -> Option<ReasoningAnalysis> {
-    let mut scenario = tool_scenario?.clone();
-    scenario.turn = Some(Turn {
-        content: Some(String::new()),
-        reasoning: Some(REASONING.to_owned()),
-        calls: vec![Call::first(&ProbeSet::PRIMARY, 2)],
-    });
+    let scenario =
+        tool_scenario?.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], Some(REASONING));
     let body = frame.body(&renderer.render(&scenario).ok()?, true);
     let r = body.find(REASONING)?;
     let (end, _) = split_after_first_marker(&body[r + REASONING.len()..]);
@@ -336,23 +333,32 @@ fn closing_form(start: &str) -> Option<String> {
 /// that keep only what follows the reasoning in past turns).
 fn strips_reasoning(renderer: &Renderer<'_>, frame: &Frame, end: &str) -> bool {
     let turn = Turn::content(&format!("{REASONING}{end}{CONTENT}"));
-    renderer
-        .render(&Scenario::with_turn(turn))
-        .map(|r| {
+    // The last turn may be rendered verbatim (as a prefill to continue): try an earlier one.
+    [false, true].into_iter().any(|user_after| {
+        let scenario = Scenario {
+            user_after,
+            ..Scenario::with_turn(turn.clone())
+        };
+        renderer.render(&scenario).is_ok_and(|r| {
             let body = frame.body(&r, false);
             body.contains(CONTENT) && !body.contains(REASONING)
         })
-        .unwrap_or(false)
+    })
 }
 
-/// `text` without a leading empty reasoning block or lone end marker (what a template renders
-/// for a turn without reasoning), ignoring whitespace around it.
+/// `text` without a leading empty reasoning block, lone end marker or lone start marker (what
+/// a template renders for a turn without reasoning, or replays of an opened prefill), ignoring
+/// whitespace around it.
 pub fn strip_residue<'a>(text: &'a str, reasoning: &ReasoningAnalysis) -> &'a str {
     if !reasoning.found() {
         return text;
     }
     let block = format!("{}{}", reasoning.start, reasoning.end);
-    for residue in [block.as_str(), reasoning.end.as_str()] {
+    for residue in [
+        block.as_str(),
+        reasoning.end.as_str(),
+        reasoning.start.as_str(),
+    ] {
         let trimmed = residue.trim();
         if trimmed.is_empty() {
             continue;

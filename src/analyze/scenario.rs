@@ -228,6 +228,9 @@ pub struct Scenario {
     pub arguments: ArgumentsForm,
     /// The probe set for tool definitions.
     pub probes: ProbeSet,
+    /// Tool-call turns get `content: null` instead of `""` (some templates render calls only
+    /// without content).
+    pub null_call_content: bool,
 }
 
 impl Scenario {
@@ -241,6 +244,20 @@ impl Scenario {
             enable_thinking: true,
             arguments: ArgumentsForm::Object,
             probes: ProbeSet::PRIMARY,
+            null_call_content: false,
+        }
+    }
+
+    /// This scenario ending with an assistant turn that makes `calls` (and optionally has
+    /// reasoning).
+    pub fn with_calls(&self, calls: Vec<Call>, reasoning: Option<&str>) -> Scenario {
+        Scenario {
+            turn: Some(Turn {
+                content: (!self.null_call_content).then(String::new),
+                reasoning: reasoning.map(str::to_owned),
+                calls,
+            }),
+            ..self.clone()
         }
     }
 

@@ -33,7 +33,8 @@ pub fn validate(
             Part::Reasoning,
             "a reasoning marker contains a probe string",
         );
-    } else if let Err(reason) = check_reasoning(renderer, frame, &analysis.reasoning) {
+    } else if let Err(reason) = check_reasoning(renderer, frame, tool_scenario, &analysis.reasoning)
+    {
         analysis.reasoning = ReasoningAnalysis::none();
         analysis.unsupported(Part::Reasoning, reason);
     }
@@ -76,6 +77,7 @@ fn body_of(
 fn check_reasoning(
     renderer: &Renderer<'_>,
     frame: &Frame,
+    tool_scenario: Option<&Scenario>,
     r: &ReasoningAnalysis,
 ) -> Result<(), String> {
     if r.source != MarkerSource::Turn {
@@ -84,19 +86,12 @@ fn check_reasoning(
     let c = &ProbeSet::CHECK;
     let mut turn = Turn::content(c.content);
     turn.reasoning = Some(c.reasoning.to_owned());
-    let mut scenario = Scenario::with_turn(turn);
     let tools = r.scope == super::ReasoningScope::ToolCallsOnly;
-    if tools {
-        let Some(t) = &frame.tool_body else {
-            return Ok(());
-        };
-        let _ = t;
-        scenario.tools = true;
-        if let Some(turn) = scenario.turn.as_mut() {
-            turn.content = Some(String::new());
-            turn.calls = vec![Call::first(c, 2)];
-        }
-    }
+    let scenario = match (tools, tool_scenario) {
+        (false, _) => Scenario::with_turn(turn),
+        (true, Some(base)) => base.with_calls(vec![Call::first(c, 2)], Some(c.reasoning)),
+        (true, None) => return Ok(()),
+    };
     let body = body_of(renderer, frame, &scenario, tools)?;
     let expected = format!("{}{}{}", r.start, c.reasoning, r.end);
     if body.contains(&expected) {
@@ -162,13 +157,8 @@ fn check_tools(
     }
     for calls in sets {
         let scenario = Scenario {
-            turn: Some(Turn {
-                content: Some(String::new()),
-                reasoning: None,
-                calls: calls.clone(),
-            }),
             probes: ProbeSet::CHECK,
-            ..base.clone()
+            ..base.with_calls(calls.clone(), None)
         };
         let base = Scenario {
             turn: None,

@@ -2,8 +2,10 @@
 //! per-call markers and the call separator from one call vs two calls, and the function name
 //! markers.
 
-use crate::analyze::markers::{aligned_prefix_len, aligned_suffix_len, element_prefix};
-use crate::analyze::scenario::{Call, ProbeSet, Scenario, Turn};
+use crate::analyze::markers::{
+    aligned_prefix_len, aligned_suffix_len, element_prefix, trailing_marker, trailing_open_marker,
+};
+use crate::analyze::scenario::{Call, ProbeSet, Scenario};
 use crate::diff::{segments, SegmentKind};
 
 use super::json_scan::json_covering;
@@ -17,14 +19,7 @@ use super::{
 /// `scenario` with an assistant turn making two calls (two arguments each).
 pub fn two_calls(scenario: &Scenario) -> Scenario {
     let p = &ProbeSet::PRIMARY;
-    Scenario {
-        turn: Some(Turn {
-            content: Some(String::new()),
-            reasoning: None,
-            calls: vec![Call::first(p, 2), Call::second(p, 2)],
-        }),
-        ..scenario.clone()
-    }
+    scenario.with_calls(vec![Call::first(p, 2), Call::second(p, 2)], None)
 }
 
 /// The text around calls: section start/end, what opens and closes each call, and the
@@ -78,6 +73,17 @@ pub fn split_calls(one: &str, two: &str, start1: usize, end1: usize, start2: usi
     }
 }
 
+/// The function name prefix at the end of a call opening: an unclosed marker the name sits in
+/// (`<function=`) or text glued to the name (`functions.`); a complete marker right before the
+/// name opens the call instead (name prefix empty).
+fn name_prefix_of(open: &str) -> &str {
+    if trailing_open_marker(open).is_none() && trailing_marker(open).is_some() {
+        ""
+    } else {
+        element_prefix(open)
+    }
+}
+
 /// Splits what closes a call into the function close and the per-call end: with a per-call
 /// opening, the last marker closes the call; without one, all of it closes the function.
 fn split_close(close: &str, has_open: bool) -> (String, String) {
@@ -87,8 +93,8 @@ fn split_close(close: &str, has_open: bool) -> (String, String) {
     let markers: Vec<_> = segments(close)
         .filter(|s| s.kind == SegmentKind::Marker)
         .collect();
-    match markers.as_slice() {
-        [.., _, last] => (
+    match markers.last() {
+        Some(last) if !close[..last.offset].trim().is_empty() => (
             close[..last.offset].to_owned(),
             close[last.offset..].to_owned(),
         ),
@@ -147,13 +153,13 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         None => CallSplit::single(one, layout.start, layout.end),
     };
 
-    let open_prefix = element_prefix(&split.open);
+    let open_prefix = name_prefix_of(&split.open);
     let (per_call_start, name_prefix) = if call_id.position == CallIdPosition::PreFuncName {
         call_id.prefix = open_prefix.to_owned();
         let gap = &one[layout.id.map_or(layout.name.0, |id| id.1)..layout.name.0];
         (
             split.open[..split.open.len() - open_prefix.len()].to_owned(),
-            element_prefix(gap).to_owned(),
+            name_prefix_of(gap).to_owned(),
         )
     } else {
         (
@@ -166,6 +172,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         .strip_prefix(arguments.value_suffix.as_str())
         .unwrap_or(&split.close);
     let (function_close, per_call_end) = split_close(close, !per_call_start.is_empty());
+
     Ok(ToolAnalysis {
         format: layout.format,
         section_start: split.section_start,
