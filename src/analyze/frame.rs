@@ -129,9 +129,16 @@ impl Frame {
             .map_or("", |at| &content_turn[at + CONTENT.len()..]);
         let footer = match &tool {
             Some((_, turn)) => {
-                let after_call = after_last_probe(turn, &ProbeSet::PRIMARY);
-                let n = aligned_suffix_len(after_content, after_call);
-                after_content[after_content.len() - n..].to_owned()
+                // Compared without trailing whitespace: turns may differ only in the newlines
+                // after their end marker.
+                let after_call = after_last_probe(turn, &ProbeSet::PRIMARY).trim_end();
+                let content_end = after_content.trim_end();
+                let n = aligned_suffix_len(content_end, after_call);
+                if n == 0 {
+                    after_content[content_end.len()..].to_owned()
+                } else {
+                    content_end[content_end.len() - n..].to_owned()
+                }
             }
             None => after_content.to_owned(),
         };
