@@ -157,9 +157,11 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
     let (per_call_start, name_prefix) = if call_id.position == CallIdPosition::PreFuncName {
         call_id.prefix = open_prefix.to_owned();
         let gap = &one[layout.id.map_or(layout.name.0, |id| id.1)..layout.name.0];
+        let name_prefix = name_prefix_of(gap);
+        call_id.suffix = gap[..gap.len() - name_prefix.len()].to_owned();
         (
             split.open[..split.open.len() - open_prefix.len()].to_owned(),
-            name_prefix_of(gap).to_owned(),
+            name_prefix.to_owned(),
         )
     } else {
         (
