@@ -107,11 +107,9 @@ fn always_rendered_empty_block() {
 #[test]
 fn content_always_wrapped() {
     let a = run(
-        &format!(
-            "{{% if m.content %}}<response>{{{{ m.content }}}}</response>{{% endif %}}\
-             {{% for c in m.tool_calls or [] %}}<call>{{{{ c.function.name }}}}\
-             {{{{ c.function.arguments | tojson }}}}</call>{{% endfor %}}"
-        ),
+        "{% if m.content %}<response>{{ m.content }}</response>{% endif %}\
+         {% for c in m.tool_calls or [] %}<call>{{ c.function.name }}\
+         {{ c.function.arguments | tojson }}</call>{% endfor %}",
         "",
     );
     assert_eq!(a.content.mode, ContentMode::AlwaysWrapped);
