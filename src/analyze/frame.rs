@@ -10,7 +10,7 @@
 use crate::template::{ArgumentsForm, TemplateError};
 
 use super::compare::Renderer;
-use super::markers::{aligned_prefix_len, aligned_suffix_len};
+use super::markers::{aligned_prefix_len, aligned_suffix_len, trailing_marker};
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
 use crate::diff::segments;
 
@@ -26,6 +26,10 @@ pub struct Frame {
     /// The common end of assistant turns (`<|im_end|>\n`); empty when it cannot be told apart
     /// from the content (no tool-call turn to compare with).
     pub footer: String,
+    /// The end of tool-call turns: the footer, or the tool-call turn's own end marker when
+    /// content turns end with the user turns' end-of-turn marker and tool-call turns with
+    /// another one (`<|eot_id|>` vs `<|eom_id|>`).
+    pub tool_footer: String,
     /// The first segment of the generation prompt (anchors turns, see `turn_of`).
     anchor: String,
     /// The generation prompt after the header, thinking enabled.
@@ -127,20 +131,31 @@ impl Frame {
         let after_content = content_turn
             .rfind(CONTENT)
             .map_or("", |at| &content_turn[at + CONTENT.len()..]);
-        let footer = match &tool {
+        let (footer, tool_footer) = match &tool {
             Some((_, turn)) => {
                 // Compared without trailing whitespace: turns may differ only in the newlines
                 // after their end marker.
                 let after_call = after_last_probe(turn, &ProbeSet::PRIMARY).trim_end();
                 let content_end = after_content.trim_end();
                 let n = aligned_suffix_len(content_end, after_call);
-                if n == 0 {
-                    after_content[content_end.len()..].to_owned()
-                } else {
-                    content_end[content_end.len() - n..].to_owned()
+                let user_end = trailing_marker(base.trim_end());
+                match (trailing_marker(content_end), trailing_marker(after_call)) {
+                    // No common end, but content turns end like user turns (an end-of-turn
+                    // token) and tool-call turns end with another marker: their own end token.
+                    (Some(content), Some(tool)) if n == 0 && user_end == Some(content) => {
+                        (content.to_owned(), tool.to_owned())
+                    }
+                    _ if n == 0 => {
+                        let ws = after_content[content_end.len()..].to_owned();
+                        (ws.clone(), ws)
+                    }
+                    _ => {
+                        let end = content_end[content_end.len() - n..].to_owned();
+                        (end.clone(), end)
+                    }
                 }
             }
-            None => after_content.to_owned(),
+            None => (after_content.to_owned(), after_content.to_owned()),
         };
         let after_header = |turn: &str| {
             turn.strip_prefix(header.as_str())
@@ -157,10 +172,11 @@ impl Frame {
             anchor,
             header,
             footer,
+            tool_footer,
         };
-        frame.content_body = frame.body_of_turn(&content_turn);
+        frame.content_body = frame.body_of_turn(&content_turn, false);
         if let Some((base_tools, turn)) = tool {
-            frame.tool_body = Some(frame.body_of_turn(&turn));
+            frame.tool_body = Some(frame.body_of_turn(&turn, true));
             frame.base_tools = Some(base_tools);
         }
         Ok(frame)
@@ -173,22 +189,27 @@ impl Frame {
             (Some(b), true) => b,
             _ => &self.base,
         };
-        self.body_of_turn(&turn_of(base, render, &self.anchor))
+        self.body_of_turn(&turn_of(base, render, &self.anchor), tools)
     }
 
-    /// The body of the assistant turn in `render`, a render of `base` followed by a turn.
-    pub fn body_against(&self, base: &str, render: &str) -> String {
-        self.body_of_turn(&turn_of(base, render, &self.anchor))
+    /// The body of the tool-call turn in `render`, a render of `base` followed by the turn.
+    pub fn tool_body_against(&self, base: &str, render: &str) -> String {
+        self.body_of_turn(&turn_of(base, render, &self.anchor), true)
     }
 
     /// A turn without the header, cut at the first footer after the last probe value.
-    fn body_of_turn(&self, turn: &str) -> String {
+    fn body_of_turn(&self, turn: &str, tools: bool) -> String {
         let body = turn.strip_prefix(self.header.as_str()).unwrap_or(turn);
-        if self.footer.is_empty() {
+        let footer = if tools {
+            &self.tool_footer
+        } else {
+            &self.footer
+        };
+        if footer.is_empty() {
             return body.to_owned();
         }
         let last = last_probe_end(body);
-        match body[last..].find(self.footer.as_str()) {
+        match body[last..].find(footer.as_str()) {
             Some(at) => body[..last + at].to_owned(),
             None => body.to_owned(),
         }

@@ -87,6 +87,8 @@ pub struct GenerationPrompt {
     pub thinking_off: String,
     /// The common end of assistant turns (end-of-turn marker), when it could be told apart.
     pub turn_end: String,
+    /// The end of tool-call turns when it differs from `turn_end` (`<|eom_id|>`).
+    pub tool_turn_end: String,
 }
 
 /// Everything the analysis found out about a chat template's output format.
@@ -120,6 +122,7 @@ impl Analysis {
                 thinking_on: String::new(),
                 thinking_off: String::new(),
                 turn_end: String::new(),
+                tool_turn_end: String::new(),
             },
             reasoning: ReasoningAnalysis::none(),
             content: ContentAnalysis::plain(),
@@ -174,6 +177,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         thinking_on: frame.prompt_thinking_on.clone(),
         thinking_off: frame.prompt_thinking_off.clone(),
         turn_end: frame.footer.clone(),
+        tool_turn_end: frame.tool_footer.clone(),
     };
 
     let reasoning = reasoning::analyze(&renderer, &frame, tool_scenario.as_ref());

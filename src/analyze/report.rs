@@ -64,6 +64,9 @@ pub fn render(name: &str, analysis: &Analysis) -> String {
     line(&mut out, "prompt, thinking on", &show(&g.thinking_on));
     line(&mut out, "prompt, thinking off", &show(&g.thinking_off));
     line(&mut out, "turn end", &show(&g.turn_end));
+    if g.tool_turn_end != g.turn_end {
+        line(&mut out, "tool-call turn end", &show(&g.tool_turn_end));
+    }
 
     let r = &analysis.reasoning;
     let _ = writeln!(out, "Reasoning: {}", enum_name(&r.mode));

@@ -170,7 +170,7 @@ fn check_tools(
         let render = renderer
             .render(&scenario)
             .map_err(|e| format!("validation render failed: {e}"))?;
-        let body = frame.body_against(&base, &render);
+        let body = frame.tool_body_against(&base, &render);
         let text = call_text(&body, &analysis.reasoning, &analysis.content);
         let pieces = expected_pieces(t, &calls);
         match_pieces(text, &pieces, t.json.as_ref()).map_err(|e| {
