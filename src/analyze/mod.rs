@@ -45,8 +45,8 @@ pub use reasoning::{
     MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope, WithoutReasoning,
 };
 pub use tools::{
-    ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, ToolAnalysis,
-    ToolFormat,
+    ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, NonStringValues,
+    ToolAnalysis, ToolFormat,
 };
 
 use compare::Renderer;
@@ -199,7 +199,16 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
             &analysis.reasoning,
             &analysis.content,
         ) {
-            Ok(t) => analysis.tools = Some(t),
+            Ok(t) => {
+                if t.arguments.non_string_values == tools::NonStringValues::Different {
+                    analysis.unsupported(
+                        Part::Tools,
+                        "non-string argument values render with other markers than strings \
+                         (only string arguments are expressed)",
+                    );
+                }
+                analysis.tools = Some(t);
+            }
             Err(reason) => analysis.unsupported(Part::Tools, reason),
         }
     }

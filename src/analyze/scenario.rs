@@ -19,6 +19,9 @@ pub const CONTENT: &str = "AnswerC5a1";
 /// Assistant reasoning.
 pub const REASONING: &str = "ThinkingR9e4";
 
+/// A non-string argument value (its digits are distinctive in a render).
+pub const NUMBER_VALUE: u64 = 7531;
+
 /// One set of probe values for tool calls: two function names, two argument names, two values,
 /// two call ids, and content/reasoning strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,8 +123,8 @@ impl ProbeSet {
 pub struct Call {
     /// The function name.
     pub name: String,
-    /// The arguments, in order.
-    pub args: Vec<(String, String)>,
+    /// The arguments, in order (string values unless a scenario needs another type).
+    pub args: Vec<(String, Value)>,
     /// The call id.
     pub id: String,
 }
@@ -147,20 +150,23 @@ impl Call {
             args: args
                 .iter()
                 .take(arg_count)
-                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
                 .collect(),
             id: id.to_owned(),
         }
     }
 
+    /// The first call of `probes` with two arguments, the first one the number
+    /// [`NUMBER_VALUE`] instead of a string.
+    pub fn first_with_number(probes: &ProbeSet) -> Call {
+        let mut call = Call::first(probes, 2);
+        call.args[0].1 = Value::from(NUMBER_VALUE);
+        call
+    }
+
     /// The arguments as a JSON object.
     pub fn args_object(&self) -> Value {
-        Value::Object(
-            self.args
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect(),
-        )
+        Value::Object(self.args.iter().cloned().collect())
     }
 
     fn to_json(&self, form: ArgumentsForm) -> Value {

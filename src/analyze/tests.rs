@@ -336,3 +336,49 @@ fn cache_returns_the_same_analysis() {
     assert!(std::sync::Arc::ptr_eq(&first, &second));
     assert_eq!(cache.len(), 1);
 }
+
+#[test]
+fn python_call_syntax_quotes_only_strings() {
+    let a = run(
+        "{{ m.content or '' }}{% if m.tool_calls %}<calls>[{% for c in m.tool_calls %}\
+         {% if not loop.first %}, {% endif %}{{ c.function.name }}(\
+         {% for k, v in c.function.arguments.items() %}{% if not loop.first %}, {% endif %}\
+         {{ k }}={{ v | tojson if v is not string else \"'\" ~ v ~ \"'\" }}{% endfor %})\
+         {% endfor %}]</calls>{% endif %}",
+        "",
+    );
+    let t = tools(&a);
+    assert_eq!(t.format, ToolFormat::TagWithTagged);
+    let args = &t.arguments;
+    assert_eq!(args.non_string_values, NonStringValues::StringsQuoted);
+    assert_eq!(
+        (args.string_open.as_str(), args.string_close.as_str()),
+        ("'", "'")
+    );
+    assert_eq!(
+        (args.name_suffix.as_str(), args.separator.as_str()),
+        ("=", ", ")
+    );
+    assert_eq!(
+        (t.section_start.as_str(), t.call_separator.as_str()),
+        ("<calls>[", ", ")
+    );
+    assert_eq!(t.function.name_suffix, "(");
+}
+
+#[test]
+fn typed_attributes_are_reported() {
+    let a = run(
+        &calls(
+            "<invoke name=\"{{ c.function.name }}\">{% for k, v in c.function.arguments.items() %}\
+             <param name=\"{{ k }}\" string=\"{{ 'true' if v is string else 'false' }}\">\
+             {{ v if v is string else v | tojson }}</param>{% endfor %}</invoke>",
+        ),
+        "",
+    );
+    assert_eq!(
+        tools(&a).arguments.non_string_values,
+        NonStringValues::Different
+    );
+    assert!(a.unsupported_reason(Part::Tools).is_some());
+}

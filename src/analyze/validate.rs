@@ -224,8 +224,12 @@ fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
                     if j > 0 {
                         args.push_str(&a.separator);
                     }
+                    let value = match v {
+                        Value::String(v) => format!("{}{v}{}", a.string_open, a.string_close),
+                        v => v.to_string(),
+                    };
                     args.push_str(&format!(
-                        "{}{k}{}{}{v}{}",
+                        "{}{k}{}{}{value}{}",
                         a.name_prefix, a.name_suffix, a.value_prefix, a.value_suffix
                     ));
                 }

@@ -28,7 +28,7 @@ use super::compare::Renderer;
 use super::content::ContentAnalysis;
 use super::frame::Frame;
 use super::reasoning::ReasoningAnalysis;
-use super::scenario::{ProbeSet, Scenario};
+use super::scenario::{Call, ProbeSet, Scenario};
 
 pub(crate) use format::call_text;
 
@@ -86,6 +86,28 @@ pub struct ArgumentMarkers {
     pub value_suffix: String,
     /// Text between two arguments.
     pub separator: String,
+    /// Extra text before string values only (a quote: `'`, `<|"|>`); non-string values are
+    /// written bare, as JSON.
+    pub string_open: String,
+    /// Extra text after string values only.
+    pub string_close: String,
+    /// How a non-string value renders.
+    pub non_string_values: NonStringValues,
+}
+
+/// How tagged arguments render a non-string value (checked with a number).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NonStringValues {
+    /// Not checked (arguments are not tagged, or the render failed).
+    #[default]
+    Unchecked,
+    /// With the same markers as strings, as JSON text.
+    SameMarkers,
+    /// Bare JSON text; strings add `string_open`/`string_close`.
+    StringsQuoted,
+    /// With other markers (e.g. a type attribute): only string arguments are expressed.
+    Different,
 }
 
 /// Call id position and markers.
@@ -214,8 +236,21 @@ pub fn analyze(
         .map(|render| frame.body(&render, true))
         .filter(|body| body.contains(ProbeSet::PRIMARY.fn_second));
     let two = two.as_deref().map(|b| call_text(b, reasoning, content));
-    match layout.format {
-        ToolFormat::JsonNative => json_native::analyze(one, two, &layout),
-        _ => tagged::analyze(one, two, &layout),
+    let mut analysis = match layout.format {
+        ToolFormat::JsonNative => json_native::analyze(one, two, &layout)?,
+        _ => tagged::analyze(one, two, &layout)?,
+    };
+    if analysis.format == ToolFormat::TagWithTagged {
+        let call = ProbeSet::PRIMARY;
+        let render =
+            renderer.render(&scenario.with_calls(vec![Call::first_with_number(&call)], None));
+        if let Ok(render) = render {
+            let body = frame.body(&render, true);
+            arguments::check_non_string(
+                call_text(&body, reasoning, content),
+                &mut analysis.arguments,
+            );
+        }
     }
+    Ok(analysis)
 }
