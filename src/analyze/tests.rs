@@ -382,3 +382,20 @@ fn typed_attributes_are_reported() {
     );
     assert!(a.unsupported_reason(Part::Tools).is_some());
 }
+
+#[test]
+fn degenerate_templates_do_not_panic() {
+    for source in [
+        "",
+        "{{ raise_exception('unsupported') }}",
+        "{% for m in messages %}{{ m.content }}{% endfor %}",
+        "{% for m in messages %}<{{ m.role }}>{% endfor %}",
+        "{{ messages | tojson }}",
+    ] {
+        let a = analyze(&ChatTemplate::new("degenerate", source).unwrap());
+        assert!(
+            a.tools.is_none() || a.unsupported.is_empty(),
+            "{source}: {a:?}"
+        );
+    }
+}
