@@ -11,7 +11,7 @@ use crate::template::{ArgumentsForm, TemplateError};
 
 use super::compare::Renderer;
 use super::markers::{aligned_prefix_len, aligned_suffix_len, trailing_marker};
-use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, USER};
 use crate::diff::segments;
 
 /// The frame of assistant turns, with the renders it was computed from.
@@ -155,7 +155,19 @@ impl Frame {
                     }
                 }
             }
-            None => (after_content.to_owned(), after_content.to_owned()),
+            // Without a tool-call turn to compare with, the turn ends like the user turn: the
+            // common end of what follows the user message and what follows the content.
+            None => {
+                let after_user = base.rfind(USER).map_or("", |at| &base[at + USER.len()..]);
+                let n = aligned_suffix_len(after_content, after_user);
+                let footer = if after_content[..after_content.len() - n].trim().is_empty() || n == 0
+                {
+                    after_content
+                } else {
+                    &after_content[after_content.len() - n..]
+                };
+                (footer.to_owned(), footer.to_owned())
+            }
         };
         let after_header = |turn: &str| {
             turn.strip_prefix(header.as_str())

@@ -399,3 +399,14 @@ fn degenerate_templates_do_not_panic() {
         );
     }
 }
+
+#[test]
+fn content_wrapped_without_tool_calls_ends_before_the_turn_end() {
+    let a = run("<response>{{ m.content }}</response>", "");
+    assert_eq!(a.content.mode, ContentMode::AlwaysWrapped);
+    assert_eq!(
+        (a.content.start.as_str(), a.content.end.as_str()),
+        ("<response>", "</response>")
+    );
+    assert_eq!(a.generation_prompt.turn_end, "<|end|>");
+}
