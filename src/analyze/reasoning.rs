@@ -107,6 +107,9 @@ pub struct ReasoningAnalysis {
     pub source: MarkerSource,
     /// What the template renders in a turn without reasoning.
     pub without_reasoning: WithoutReasoning,
+    /// Past reasoning renders only when given as a `{"type": "thinking"}` content part (not as
+    /// `reasoning_content`).
+    pub from_content_part: bool,
     /// What the generation prompt wrote with `enable_thinking` true.
     pub prefill_thinking_on: Prefill,
     /// What the generation prompt wrote with `enable_thinking` false.
@@ -123,6 +126,7 @@ impl ReasoningAnalysis {
             end: String::new(),
             source: MarkerSource::None,
             without_reasoning: WithoutReasoning::Nothing,
+            from_content_part: false,
             prefill_thinking_on: Prefill::None,
             prefill_thinking_off: Prefill::None,
         }
@@ -176,18 +180,37 @@ pub fn analyze(
         reasoning_body: None,
         unsupported: None,
     };
-    let turn = Turn {
-        content: Some(CONTENT.to_owned()),
-        reasoning: Some(REASONING.to_owned()),
-        calls: Vec::new(),
-    };
-    if let Ok(render) = renderer.render(&Scenario::with_turn(turn)) {
+    // Reasoning as `reasoning_content`, else as a `thinking` content part.
+    for as_part in [false, true] {
+        let turn = Turn {
+            content: Some(CONTENT.to_owned()),
+            reasoning: Some(REASONING.to_owned()),
+            reasoning_as_part: as_part,
+            ..Turn::default()
+        };
+        let Ok(render) = renderer.render(&Scenario::with_turn(turn)) else {
+            continue;
+        };
         let body = frame.body(&render, false);
-        if let Some(found) = from_content_turn(&body, &frame.content_body) {
+        // A template that prints the content list verbatim shows our own keys, not markers.
+        let found = from_content_turn(&body, &frame.content_body).filter(|(a, _)| {
+            let dump = |m: &str| {
+                ["'type'", "\"type\"", "'text'", "\"text\""]
+                    .iter()
+                    .any(|k| m.contains(k))
+            };
+            !as_part || !(dump(&a.start) || dump(&a.end))
+        });
+        if let Some(found) = found {
             outcome.analysis = found.0;
+            outcome.analysis.from_content_part = as_part;
             outcome.content_start_after_reasoning = found.1;
+            outcome.reasoning_body = Some(body);
+            break;
         }
-        outcome.reasoning_body = Some(body);
+        if !as_part {
+            outcome.reasoning_body = Some(body);
+        }
     }
     if !outcome.analysis.found() {
         if let Some(found) = tool_scope(renderer, frame, tool_scenario) {

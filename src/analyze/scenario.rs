@@ -187,6 +187,9 @@ pub struct Turn {
     pub reasoning: Option<String>,
     /// `tool_calls` (empty: absent).
     pub calls: Vec<Call>,
+    /// Pass the reasoning as a `{"type": "thinking", "thinking": ...}` part of a content list
+    /// (followed by a `text` part with the content) instead of `reasoning_content`.
+    pub reasoning_as_part: bool,
 }
 
 impl Turn {
@@ -201,11 +204,20 @@ impl Turn {
     fn to_json(&self, form: ArgumentsForm) -> Value {
         let mut m = serde_json::Map::new();
         m.insert("role".into(), "assistant".into());
-        m.insert(
-            "content".into(),
-            self.content.clone().map_or(Value::Null, Value::String),
-        );
-        if let Some(r) = &self.reasoning {
+        let content = self.content.clone().map_or(Value::Null, Value::String);
+        match (&self.reasoning, self.reasoning_as_part) {
+            (Some(r), true) => {
+                let mut parts = vec![json!({"type": "thinking", "thinking": r})];
+                if let Value::String(text) = &content {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                m.insert("content".into(), Value::Array(parts));
+            }
+            _ => {
+                m.insert("content".into(), content);
+            }
+        }
+        if let Some(r) = self.reasoning.as_ref().filter(|_| !self.reasoning_as_part) {
             m.insert("reasoning_content".into(), Value::String(r.clone()));
         }
         if !self.calls.is_empty() {
@@ -262,6 +274,7 @@ impl Scenario {
                 content: (!self.null_call_content).then(String::new),
                 reasoning: reasoning.map(str::to_owned),
                 calls,
+                reasoning_as_part: false,
             }),
             ..self.clone()
         }

@@ -410,3 +410,19 @@ fn content_wrapped_without_tool_calls_ends_before_the_turn_end() {
     );
     assert_eq!(a.generation_prompt.turn_end, "<|end|>");
 }
+
+#[test]
+fn reasoning_from_a_thinking_content_part() {
+    let a = run(
+        "{% if m.content is string %}{{ m.content }}{% else %}{% for p in m.content %}\
+         {% if p.type == 'thinking' %}[THINK]{{ p.thinking }}[/THINK]{% else %}{{ p.text }}\
+         {% endif %}{% endfor %}{% endif %}",
+        "",
+    );
+    assert_eq!(a.reasoning.mode, ReasoningMode::Tagged);
+    assert!(a.reasoning.from_content_part);
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("[THINK]", "[/THINK]")
+    );
+}

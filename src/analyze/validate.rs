@@ -86,6 +86,7 @@ fn check_reasoning(
     let c = &ProbeSet::CHECK;
     let mut turn = Turn::content(c.content);
     turn.reasoning = Some(c.reasoning.to_owned());
+    turn.reasoning_as_part = r.from_content_part;
     let tools = r.scope == super::ReasoningScope::ToolCallsOnly;
     let scenario = match (tools, tool_scenario) {
         (false, _) => Scenario::with_turn(turn),
@@ -115,7 +116,10 @@ fn check_content(
     match content.mode {
         ContentMode::Plain => return Ok(()),
         ContentMode::AlwaysWrapped => {}
-        ContentMode::WrappedWithReasoning => turn.reasoning = Some(c.reasoning.to_owned()),
+        ContentMode::WrappedWithReasoning => {
+            turn.reasoning = Some(c.reasoning.to_owned());
+            turn.reasoning_as_part = r.from_content_part;
+        }
     }
     let body = body_of(renderer, frame, &Scenario::with_turn(turn), false)?;
     let body = strip_residue(&body, r);
