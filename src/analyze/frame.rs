@@ -228,9 +228,10 @@ impl Frame {
     }
 }
 
-/// The assistant turn of `render`: what it adds to `base` (cut on a marker boundary). When
+/// The assistant turn of `render`: what it inserts into `base` (cut on a marker boundary). When
 /// `base` has text after the insertion point (a template that appends instructions after the
-/// conversation), the insertion is rotated back so the turn starts with `anchor` (the start of
+/// conversation), that text is left out and the insertion is rotated back so the turn starts
+/// with `anchor` (the start of
 /// the generation prompt) when that is consistent.
 fn turn_of(base: &str, render: &str, anchor: &str) -> String {
     let k = aligned_prefix_len(base, render);
@@ -242,11 +243,18 @@ fn turn_of(base: &str, render: &str, anchor: &str) -> String {
                 && render[start..].starts_with(anchor)
                 && render.get(start + inserted..) == base.get(start..)
             {
-                return render[start..start + inserted].to_owned() + &base[start..];
+                return render[start..start + inserted].to_owned();
             }
         }
     }
-    render[k..].to_owned()
+    // Text the base has after the insertion point (instructions appended after the
+    // conversation) is not part of the turn.
+    match render.strip_suffix(&base[k..]) {
+        Some(head) if head.len() >= k && !render[k..].starts_with(&base[k..]) => {
+            render[k..head.len()].to_owned()
+        }
+        _ => render[k..].to_owned(),
+    }
 }
 
 /// The end of the last probe value (tool call, content or reasoning) in `text`, or 0.
