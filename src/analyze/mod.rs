@@ -195,7 +195,6 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
             &renderer,
             &frame,
             scenario,
-            &capabilities,
             &analysis.reasoning,
             &analysis.content,
         ) {

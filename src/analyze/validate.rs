@@ -159,22 +159,22 @@ fn check_tools(
     if t.parallel_calls {
         sets.push(vec![Call::first(c, 2), Call::second(c, 2)]);
     }
+    let check_base = Scenario {
+        probes: ProbeSet::CHECK,
+        ..base.clone()
+    };
+    let check_base = renderer
+        .render(&check_base)
+        .map_err(|e| format!("validation render failed: {e}"))?;
     for calls in sets {
         let scenario = Scenario {
             probes: ProbeSet::CHECK,
             ..base.with_calls(calls.clone(), None)
         };
-        let base = Scenario {
-            turn: None,
-            ..scenario.clone()
-        };
-        let base = renderer
-            .render(&base)
-            .map_err(|e| format!("validation render failed: {e}"))?;
         let render = renderer
             .render(&scenario)
             .map_err(|e| format!("validation render failed: {e}"))?;
-        let body = frame.tool_body_against(&base, &render);
+        let body = frame.tool_body_against(&check_base, &render);
         let text = call_text(&body, &analysis.reasoning, &analysis.content);
         let pieces = expected_pieces(t, &calls);
         match_pieces(text, &pieces, t.json.as_ref()).map_err(|e| {

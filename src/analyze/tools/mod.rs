@@ -22,8 +22,6 @@ mod tagged;
 
 use serde::{Deserialize, Serialize};
 
-use crate::template::Capabilities;
-
 use super::compare::Renderer;
 use super::content::ContentAnalysis;
 use super::frame::Frame;
@@ -221,15 +219,14 @@ pub fn analyze(
     renderer: &Renderer<'_>,
     frame: &Frame,
     scenario: &Scenario,
-    capabilities: &Capabilities,
     reasoning: &ReasoningAnalysis,
     content: &ContentAnalysis,
 ) -> Result<ToolAnalysis, String> {
     let body = frame.tool_body.as_deref().ok_or(NO_CALLS)?;
     let one = call_text(body, reasoning, content);
     let layout = format::classify(one)?;
-    // Capabilities may miss parallel calls (strict templates reject its probe ids): try.
-    let _ = capabilities;
+    // Two calls are always tried: capability probes can miss parallel calls (strict templates
+    // reject their call ids).
     let two = renderer
         .render(&tagged::two_calls(scenario))
         .ok()
