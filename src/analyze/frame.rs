@@ -9,7 +9,7 @@
 
 use crate::template::{ArgumentsForm, TemplateError};
 
-use super::compare::Renderer;
+use super::compare::{compare, Renderer};
 use super::markers::{aligned_prefix_len, aligned_suffix_len, trailing_marker};
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, USER};
 use crate::diff::segments;
@@ -55,41 +55,23 @@ impl Frame {
             enable_thinking: false,
             ..user.clone()
         };
-        let base = renderer.render(&user)?;
-        let base_off = renderer.render(&user_off)?;
-        let gen_on = turn_of(
-            &base,
-            &renderer.render(&Scenario {
-                generation_prompt: true,
-                ..user.clone()
-            })?,
-            "",
-        );
-        let gen_off = turn_of(
-            &base_off,
-            &renderer.render(&Scenario {
-                generation_prompt: true,
-                ..user_off
-            })?,
-            "",
-        );
+        let gen_on = compare(renderer, &user, |s| s.generation_prompt = true)?;
+        let gen_off = compare(renderer, &user_off, |s| s.generation_prompt = true)?;
+        let base = gen_on.a.clone();
+        let gen_on = turn_of(&gen_on.a, &gen_on.b, "");
+        let gen_off = turn_of(&gen_off.a, &gen_off.b, "");
         let anchor = segments(&gen_on).next().map_or("", |s| s.text).to_owned();
-        let content_turn = turn_of(
-            &base,
-            &renderer.render(&Scenario::with_turn(Turn::content(CONTENT)))?,
-            &anchor,
-        );
-        let earlier_turn = turn_of(
-            &base,
-            &renderer.render(&Scenario {
-                user_after: true,
-                ..Scenario::with_turn(Turn::content(CONTENT))
-            })?,
-            &anchor,
-        );
+        let content = compare(renderer, &user, |s| {
+            s.turn = Some(Turn::content(CONTENT));
+        })?;
+        let content_turn = turn_of(&content.a, &content.b, &anchor);
+        let earlier = compare(renderer, &user, |s| {
+            s.turn = Some(Turn::content(CONTENT));
+            s.user_after = true;
+        })?;
+        let earlier_turn = turn_of(&earlier.a, &earlier.b, &anchor);
         let mut tool = None;
         if let Some(scenario) = tool_scenario {
-            let base_tools = renderer.render(scenario)?;
             let name = ProbeSet::PRIMARY.fn_first;
             // Calls that do not render with empty content are retried with null content, and
             // with arguments as a JSON string.
@@ -103,13 +85,13 @@ impl Frame {
             for (form, null) in attempts {
                 scenario.arguments = form;
                 scenario.null_call_content = null;
-                let with_call = scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], None);
-                let Ok(render) = renderer.render(&with_call) else {
+                let call = vec![Call::first(&ProbeSet::PRIMARY, 2)];
+                let Ok(c) = compare(renderer, scenario, |s| *s = s.with_calls(call, None)) else {
                     continue;
                 };
-                if render.matches(name).count() > base_tools.matches(name).count() {
-                    let turn = turn_of(&base_tools, &render, &anchor);
-                    tool = Some((base_tools, turn));
+                if c.b.matches(name).count() > c.a.matches(name).count() {
+                    let turn = turn_of(&c.a, &c.b, &anchor);
+                    tool = Some((c.a, turn));
                     break;
                 }
             }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diff::{segments, SegmentKind};
 
-use super::compare::Renderer;
+use super::compare::{compare, Renderer};
 use super::frame::Frame;
 use super::markers::{split_after_first_marker, trailing_marker};
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, REASONING};
@@ -182,16 +182,17 @@ pub fn analyze(
     };
     // Reasoning as `reasoning_content`, else as a `thinking` content part.
     for as_part in [false, true] {
-        let turn = Turn {
-            content: Some(CONTENT.to_owned()),
-            reasoning: Some(REASONING.to_owned()),
-            reasoning_as_part: as_part,
-            ..Turn::default()
-        };
-        let Ok(render) = renderer.render(&Scenario::with_turn(turn)) else {
+        let content_only = Scenario::with_turn(Turn::content(CONTENT));
+        let with_reasoning = compare(renderer, &content_only, |s| {
+            if let Some(turn) = s.turn.as_mut() {
+                turn.reasoning = Some(REASONING.to_owned());
+                turn.reasoning_as_part = as_part;
+            }
+        });
+        let Ok(comparison) = with_reasoning else {
             continue;
         };
-        let body = frame.body(&render, false);
+        let body = frame.body(&comparison.b, false);
         // A template that prints the content list verbatim shows our own keys, not markers.
         let found = from_content_turn(&body, &frame.content_body).filter(|(a, _)| {
             let dump = |m: &str| {

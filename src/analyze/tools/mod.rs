@@ -22,7 +22,7 @@ mod tagged;
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::Renderer;
+use super::compare::{compare, Renderer};
 use super::content::ContentAnalysis;
 use super::frame::Frame;
 use super::reasoning::ReasoningAnalysis;
@@ -227,10 +227,10 @@ pub fn analyze(
     let layout = format::classify(one)?;
     // Two calls are always tried: capability probes can miss parallel calls (strict templates
     // reject their call ids).
-    let two = renderer
-        .render(&tagged::two_calls(scenario))
+    let one_call = scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], None);
+    let two = compare(renderer, &one_call, |s| *s = tagged::two_calls(s))
         .ok()
-        .map(|render| frame.body(&render, true))
+        .map(|c| frame.body(&c.b, true))
         .filter(|body| body.contains(ProbeSet::PRIMARY.fn_second));
     let two = two.as_deref().map(|b| call_text(b, reasoning, content));
     let mut analysis = match layout.format {
@@ -238,11 +238,11 @@ pub fn analyze(
         _ => tagged::analyze(one, two, &layout)?,
     };
     if analysis.format == ToolFormat::TagWithTagged {
-        let call = ProbeSet::PRIMARY;
-        let render =
-            renderer.render(&scenario.with_calls(vec![Call::first_with_number(&call)], None));
-        if let Ok(render) = render {
-            let body = frame.body(&render, true);
+        let number = compare(renderer, &one_call, |s| {
+            *s = s.with_calls(vec![Call::first_with_number(&ProbeSet::PRIMARY)], None);
+        });
+        if let Ok(number) = number {
+            let body = frame.body(&number.b, true);
             arguments::check_non_string(
                 call_text(&body, reasoning, content),
                 &mut analysis.arguments,
