@@ -18,7 +18,8 @@
 //!    marker may contain a probe string. A part that fails is reported in
 //!    [`Analysis::unsupported`] and left empty, never returned with wrong markers.
 //!
-//! Every comparison goes through [`compare::compare`]; probe conversations come from
+//! Comparisons go through [`compare::compare`] (renders are memoized, so comparisons share
+//! their base renders); probe conversations come from
 //! [`scenario`]. Results are cached by template hash in [`cache`].
 
 pub mod cache;

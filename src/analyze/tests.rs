@@ -426,3 +426,16 @@ fn reasoning_from_a_thinking_content_part() {
         ("[THINK]", "[/THINK]")
     );
 }
+
+#[test]
+fn compare_renders_both_variants_and_splits_them() {
+    let t = template(CONTENT, "<think>\n");
+    let renderer = compare::Renderer::new(&t);
+    let base = scenario::Scenario::user_only();
+    let c = compare::compare(&renderer, &base, |s| s.generation_prompt = true).unwrap();
+    let split = c.split();
+    assert_eq!((split.left, split.right), ("", "<|assistant|><think>"));
+    // The base render is remembered: one more render for the new variant only.
+    compare::compare(&renderer, &base, |s| s.enable_thinking = false).unwrap();
+    assert_eq!(renderer.renders(), 3);
+}
