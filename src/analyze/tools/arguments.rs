@@ -1,0 +1,103 @@
+//! A1/A2/T5: argument name and value markers and the separator between arguments (tagged
+//! arguments), read from the gaps between the probe names and values of a two-argument call.
+
+use crate::analyze::markers::{
+    aligned_prefix_len, element_prefix, trailing_marker, trailing_open_marker,
+};
+
+use super::layout::CallLayout;
+use super::{ArgumentMarkers, NonStringValues};
+use crate::analyze::scenario::{ProbeSet, NUMBER_VALUE};
+
+/// The argument markers, and where the argument region starts in `one`.
+pub fn analyze(one: &str, layout: &CallLayout) -> Result<(ArgumentMarkers, usize), String> {
+    let [(a1, v1), (a2, v2)] = layout.args[..] else {
+        return Err("expected two arguments".into());
+    };
+    let before_first = match layout.id {
+        Some(id) if id.1 <= a1.0 && id.0 >= layout.name.1 => id.1,
+        _ => layout.name.1,
+    };
+    let g_name_arg = &one[before_first..a1.0];
+    let g_arg_value = &one[a1.1..v1.0];
+    let g_value_arg = &one[v1.1..a2.0];
+    let g_arg_value2 = &one[a2.1..v2.0];
+    let g_end = match layout.id {
+        Some(id) if id.0 >= v2.1 => &one[v2.1..id.0],
+        _ => &one[v2.1..],
+    };
+    if g_arg_value != g_arg_value2 {
+        return Err(format!(
+            "the two arguments render with different name/value markers: {g_arg_value:?} vs \
+             {g_arg_value2:?}"
+        ));
+    }
+    let (p1, p2) = (element_prefix(g_name_arg), element_prefix(g_value_arg));
+    let common = crate::diff::common_suffix_len(p1, p2);
+    let name_prefix = &p2[p2.len() - common..];
+    let value_prefix = trailing_open_marker(g_arg_value)
+        .or_else(|| trailing_marker(g_arg_value))
+        .unwrap_or("");
+    let name_suffix = &g_arg_value[..g_arg_value.len() - value_prefix.len()];
+    let rest = &g_value_arg[..g_value_arg.len() - name_prefix.len()];
+    let value_suffix = &rest[..aligned_prefix_len(rest, g_end)];
+    let separator = &rest[value_suffix.len()..];
+    let markers = ArgumentMarkers {
+        start: String::new(),
+        end: String::new(),
+        name_prefix: name_prefix.to_owned(),
+        name_suffix: name_suffix.to_owned(),
+        value_prefix: value_prefix.to_owned(),
+        value_suffix: value_suffix.to_owned(),
+        separator: separator.to_owned(),
+        ..ArgumentMarkers::default()
+    };
+    Ok((markers, a1.0 - name_prefix.len()))
+}
+
+/// Checks how a number argument renders in `text` (a call whose first argument is
+/// [`NUMBER_VALUE`]) and records it in `markers`: with the same markers as strings, bare with
+/// the strings' extra quotes moved to `string_open`/`string_close`, or with other markers.
+pub fn check_non_string(text: &str, markers: &mut ArgumentMarkers) {
+    let number = NUMBER_VALUE.to_string();
+    let Some(at) = text.find(ProbeSet::PRIMARY.arg_first) else {
+        return;
+    };
+    let after = &text[at + ProbeSet::PRIMARY.arg_first.len()..];
+    let opening = format!("{}{}", markers.name_suffix, markers.value_prefix);
+    let same = format!("{opening}{number}{}", markers.value_suffix);
+    if after.starts_with(&same) {
+        markers.non_string_values = NonStringValues::SameMarkers;
+        return;
+    }
+    markers.non_string_values = NonStringValues::Different;
+    let matched = crate::diff::common_prefix_len(&opening, after);
+    let Some(rest) = after[matched..].strip_prefix(number.as_str()) else {
+        return;
+    };
+    let suffix = &markers.value_suffix;
+    let Some(close_len) = (0..=suffix.len())
+        .filter(|k| suffix.is_char_boundary(*k))
+        .find(|k| rest.starts_with(&suffix[*k..]))
+    else {
+        return;
+    };
+    let open = &opening[matched..];
+    if open.is_empty() && close_len == 0 {
+        return;
+    }
+    // The extra quote comes off the end of name suffix + value prefix and the start of the
+    // value suffix.
+    markers.string_open = open.to_owned();
+    markers.string_close = suffix[..close_len].to_owned();
+    markers.value_suffix = suffix[close_len..].to_owned();
+    let from_prefix = open.len().min(markers.value_prefix.len());
+    markers
+        .value_prefix
+        .truncate(markers.value_prefix.len() - from_prefix);
+    let from_name = open.len() - from_prefix;
+    markers
+        .name_suffix
+        .truncate(markers.name_suffix.len() - from_name);
+    markers.non_string_values = NonStringValues::StringsQuoted;
+}
