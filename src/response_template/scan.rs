@@ -1,0 +1,193 @@
+//! Incremental, partial matching of one delimiter pattern.
+//!
+//! A [`Scanner`] is stepped one byte at a time and never looks at a byte twice. It keeps the
+//! *candidates*: match attempts, each an anchored DFA state plus the position where it began
+//! and the end of the longest-priority match seen so far. A candidate begins at each
+//! character boundary whose byte can start the pattern; it ends when its DFA state dies. Of
+//! two live candidates in the same DFA state the later one can never win (same future,
+//! later start), so it is dropped: the candidate list stays bounded by the number of DFA
+//! states, which makes scanning linear in the text.
+//!
+//! The scanner's answer is either a *decided* match (the earliest candidate died holding a
+//! match: nothing more can change it) or the start of the earliest live candidate, from
+//! which text must be held back.
+
+use regex_automata::util::primitives::StateID;
+
+use super::pattern::Pattern;
+
+/// A decided match `[start, end)` (absolute byte offsets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Cand {
+    start: usize,
+    sid: StateID,
+    match_end: Option<usize>,
+    done: bool,
+}
+
+/// Scan state of one pattern.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Scanner {
+    cands: Vec<Cand>,
+    best: Option<Found>,
+}
+
+impl Scanner {
+    /// The decided match, if any.
+    pub(crate) fn best(&self) -> Option<Found> {
+        self.best
+    }
+
+    /// Start of the earliest undecided candidate (text from here on must be held back).
+    pub(crate) fn pending_start(&self) -> Option<usize> {
+        if self.best.is_some() {
+            return None;
+        }
+        self.cands.first().map(|c| c.start)
+    }
+
+    /// Where this pattern could still match from: the decided match or the earliest candidate.
+    pub(crate) fn frontier(&self) -> Option<usize> {
+        self.best.map(|f| f.start).or_else(|| self.pending_start())
+    }
+
+    /// Whether the scanner has nothing in flight.
+    pub(crate) fn idle(&self) -> bool {
+        self.best.is_none() && self.cands.is_empty()
+    }
+
+    /// Steps over the byte at absolute position `pos`. `look_behind` is the previous byte
+    /// (`None` at the start of the stream), `boundary` whether `pos` is a character boundary,
+    /// `no_empty` a position where an empty match is not allowed. Returns whether a match
+    /// became decided.
+    pub(crate) fn step(
+        &mut self,
+        pat: &Pattern,
+        pos: usize,
+        byte: u8,
+        look_behind: Option<u8>,
+        boundary: bool,
+        no_empty: Option<usize>,
+    ) -> bool {
+        if self.best.is_some() {
+            return false;
+        }
+        if boundary && pat.can_start(byte) {
+            self.cands.push(Cand {
+                start: pos,
+                sid: pat.start(look_behind),
+                match_end: None,
+                done: false,
+            });
+        }
+        let mut changed = false;
+        for c in self.cands.iter_mut().filter(|c| !c.done) {
+            c.sid = pat.next(c.sid, byte);
+            if pat.is_match(c.sid) && !(pos == c.start && no_empty == Some(pos)) {
+                c.match_end = Some(pos);
+            }
+            if pat.is_dead(c.sid) {
+                c.done = true;
+                changed = true;
+            }
+        }
+        self.dedup();
+        changed && self.resolve()
+    }
+
+    /// Applies the end of input at absolute position `end`: every candidate is decided.
+    pub(crate) fn finish(
+        &mut self,
+        pat: &Pattern,
+        end: usize,
+        look_behind: Option<u8>,
+        no_empty: Option<usize>,
+    ) -> bool {
+        if self.best.is_some() {
+            return false;
+        }
+        self.cands.push(Cand {
+            start: end,
+            sid: pat.start(look_behind),
+            match_end: None,
+            done: false,
+        });
+        for c in self.cands.iter_mut().filter(|c| !c.done) {
+            c.sid = pat.next_eoi(c.sid);
+            if pat.is_match(c.sid) && !(end == c.start && no_empty == Some(end)) {
+                c.match_end = Some(end);
+            }
+            c.done = true;
+        }
+        self.resolve()
+    }
+
+    /// At the end of the buffer (more text may follow): candidates whose state can neither
+    /// extend their match nor produce a later one are decided now. Returns whether a match
+    /// became decided.
+    pub(crate) fn settle(&mut self, pat: &Pattern, end: usize, no_empty: Option<usize>) -> bool {
+        if self.best.is_some() {
+            return false;
+        }
+        let mut changed = false;
+        for c in self.cands.iter_mut().filter(|c| !c.done) {
+            let info = pat.end_info(c.sid);
+            if !info.extendable {
+                if info.ends_here && !(end == c.start && no_empty == Some(end)) {
+                    c.match_end = Some(end);
+                }
+                c.done = true;
+                changed = true;
+            }
+        }
+        changed && self.resolve()
+    }
+
+    /// Drops live candidates that share a DFA state with an earlier one (unless the later one
+    /// holds a match the earlier lacks).
+    fn dedup(&mut self) {
+        if self.cands.len() < 2 {
+            return;
+        }
+        let mut i = 1;
+        while i < self.cands.len() {
+            let (earlier, rest) = self.cands.split_at(i);
+            let redundant = match rest.first() {
+                Some(c) if !c.done => earlier.iter().any(|e| {
+                    !e.done && e.sid == c.sid && (e.match_end.is_some() || c.match_end.is_none())
+                }),
+                _ => false,
+            };
+            if redundant {
+                self.cands.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Pops finished candidates from the front; a finished one with a match decides.
+    fn resolve(&mut self) -> bool {
+        self.cands.retain(|c| !c.done || c.match_end.is_some());
+        match self.cands.first() {
+            Some(c) if c.done => {
+                if let Some(end) = c.match_end {
+                    self.best = Some(Found {
+                        start: c.start,
+                        end,
+                    });
+                    self.cands.clear();
+                    return true;
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+}
