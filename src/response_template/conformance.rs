@@ -115,7 +115,7 @@ fn expected_events(v: Option<&Value>) -> Value {
 }
 
 fn event_from_json(e: &Value) -> Option<Event> {
-    let field = e.get("field")?.as_str()?.to_owned();
+    let field: std::sync::Arc<str> = e.get("field")?.as_str()?.into();
     match e.get("type")?.as_str()? {
         "region_open" => Some(Event::RegionOpen { field }),
         "region_chunk" => Some(Event::RegionChunk {

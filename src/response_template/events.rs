@@ -1,5 +1,7 @@
 //! Streaming events.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 /// One streaming event, as emitted by [`ResponseParser`](super::ResponseParser).
@@ -11,14 +13,14 @@ use serde_json::{json, Value};
 pub enum Event {
     /// A region of `field` started.
     RegionOpen {
-        /// The field name.
-        field: String,
+        /// The field name (shared with the template: cloning it is cheap).
+        field: Arc<str>,
     },
     /// Raw text of the open region. `dirty` is true unless the content type is
     /// text/int/float/bool (the raw text then needs parsing to become the value).
     RegionChunk {
-        /// The field name.
-        field: String,
+        /// The field name (shared with the template: cloning it is cheap).
+        field: Arc<str>,
         /// The raw text (never splits a UTF-8 code point).
         text: String,
         /// Whether the text is raw, un-parsed body.
@@ -26,8 +28,8 @@ pub enum Event {
     },
     /// A region of `field` finished; `value` is its parsed (and transformed) value.
     RegionClose {
-        /// The field name.
-        field: String,
+        /// The field name (shared with the template: cloning it is cheap).
+        field: Arc<str>,
         /// The value of this region (one match, before `repeats`/`join` accumulation).
         value: Value,
     },
@@ -46,12 +48,12 @@ impl Event {
     /// The event as a JSON object in the reference's shape.
     pub fn to_json(&self) -> Value {
         match self {
-            Event::RegionOpen { field } => json!({"type": "region_open", "field": field}),
+            Event::RegionOpen { field } => json!({"type": "region_open", "field": &**field}),
             Event::RegionChunk { field, text, dirty } => {
-                json!({"type": "region_chunk", "field": field, "text": text, "dirty": dirty})
+                json!({"type": "region_chunk", "field": &**field, "text": text, "dirty": dirty})
             }
             Event::RegionClose { field, value } => {
-                json!({"type": "region_close", "field": field, "value": value})
+                json!({"type": "region_close", "field": &**field, "value": value})
             }
         }
     }

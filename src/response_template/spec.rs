@@ -33,6 +33,8 @@ pub(crate) enum Anchor {
 #[derive(Debug)]
 pub(crate) struct Field {
     pub(crate) name: String,
+    /// The name, shared by the events.
+    pub(crate) key: std::sync::Arc<str>,
     /// `None`: the implicit field.
     pub(crate) open: Option<Pattern>,
     /// `None`: the region runs to the end of the stream.
@@ -57,6 +59,21 @@ pub(crate) enum Watch {
 pub(crate) struct WatchSet {
     pub(crate) items: Vec<Watch>,
     pub(crate) can_start: [bool; 256],
+    /// The bytes that can start a delimiter, when there are at most three (for `memchr`).
+    pub(crate) first_bytes: Option<Vec<u8>>,
+}
+
+impl WatchSet {
+    /// The offset of the first byte in `hay` that can start a watched delimiter.
+    pub(crate) fn next_start(&self, hay: &[u8]) -> Option<usize> {
+        match self.first_bytes.as_deref() {
+            Some([]) => None,
+            Some([a]) => memchr::memchr(*a, hay),
+            Some([a, b]) => memchr::memchr2(*a, *b, hay),
+            Some([a, b, c]) => memchr::memchr3(*a, *b, *c, hay),
+            _ => hay.iter().position(|b| self.can_start[usize::from(*b)]),
+        }
+    }
 }
 
 impl ResponseTemplate {
@@ -182,7 +199,13 @@ impl ResponseTemplate {
                 }
             }
         }
-        WatchSet { items, can_start }
+        let bytes: Vec<u8> = (0..=255u8).filter(|b| can_start[usize::from(*b)]).collect();
+        let first_bytes = (bytes.len() <= 3).then_some(bytes);
+        WatchSet {
+            items,
+            can_start,
+            first_bytes,
+        }
     }
 
     /// The pattern of a watched delimiter.
@@ -388,6 +411,7 @@ fn load_field(name: &str, spec: &Value) -> Result<Field> {
     }
     Ok(Field {
         name: name.to_owned(),
+        key: name.into(),
         open,
         close,
         repeats,

@@ -40,6 +40,8 @@ pub struct ResponseParser<'t> {
     present: Vec<bool>,
     initial: Vec<Event>,
     finished: bool,
+    /// No events are produced (whole-text parsing, where nobody reads them).
+    quiet: bool,
 }
 
 impl<'t> ResponseParser<'t> {
@@ -50,6 +52,15 @@ impl<'t> ResponseParser<'t> {
         tpl: &'t ResponseTemplate,
         prefix: Option<&str>,
         tools: Option<&[Value]>,
+    ) -> Result<ResponseParser<'t>> {
+        ResponseParser::with_mode(tpl, prefix, tools, false)
+    }
+
+    fn with_mode(
+        tpl: &'t ResponseTemplate,
+        prefix: Option<&str>,
+        tools: Option<&[Value]>,
+        quiet: bool,
     ) -> Result<ResponseParser<'t>> {
         let mut parser = ResponseParser {
             tpl,
@@ -68,6 +79,7 @@ impl<'t> ResponseParser<'t> {
             present: vec![false; tpl.fields.len()],
             initial: Vec::new(),
             finished: false,
+            quiet,
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -88,20 +100,24 @@ impl<'t> ResponseParser<'t> {
 
     /// Feeds generated text; returns the events it produced.
     pub fn feed(&mut self, chunk: &str) -> Result<Vec<Event>> {
+        let mut events = Vec::new();
+        self.feed_into(chunk, &mut events)?;
+        Ok(events)
+    }
+
+    /// Like [`feed`](ResponseParser::feed), but appends the events to `events` (lets a caller
+    /// reuse one buffer across feeds).
+    pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) -> Result<()> {
         if self.finished {
             return Err(Error::new(
                 ErrorKind::Feed,
                 "ResponseParser already finalized",
             ));
         }
-        let mut events = Vec::new();
-        match self.push(chunk, false, &mut events) {
-            Ok(()) => Ok(events),
-            Err(e) => {
-                self.finished = true;
-                Err(e.with_kind(ErrorKind::Feed))
-            }
-        }
+        self.push(chunk, false, events).map_err(|e| {
+            self.finished = true;
+            e.with_kind(ErrorKind::Feed)
+        })
     }
 
     /// Ends the stream: decides pending delimiters, closes open regions, checks required
@@ -172,13 +188,6 @@ impl<'t> ResponseParser<'t> {
         abs.checked_sub(1).and_then(|p| self.byte_at(p))
     }
 
-    fn text(&self, from: usize, to: usize) -> &str {
-        let (Some(a), Some(b)) = (from.checked_sub(self.base), to.checked_sub(self.base)) else {
-            return "";
-        };
-        self.buf.get(a..b).unwrap_or("")
-    }
-
     /// Appends text and processes as much as can be decided; at `eoi` everything is decided.
     fn push(&mut self, chunk: &str, eoi: bool, events: &mut Vec<Event>) -> Result<()> {
         self.buf.push_str(chunk);
@@ -187,6 +196,9 @@ impl<'t> ResponseParser<'t> {
             if let Some(found) = self.scan_to(end) {
                 self.commit(found, events)?;
                 continue;
+            }
+            if !eoi && self.scanners.iter().all(Scanner::idle) {
+                break;
             }
             let lb = self.look_behind(end);
             let mut decided = false;
@@ -243,7 +255,7 @@ impl<'t> ResponseParser<'t> {
                 // Skip to the next byte that can start any watched delimiter.
                 let from = self.scan_pos.saturating_sub(self.base);
                 let bytes = self.buf.as_bytes().get(from..).unwrap_or(&[]);
-                match bytes.iter().position(|b| ws.can_start[usize::from(*b)]) {
+                match ws.next_start(bytes) {
                     Some(skip) => self.scan_pos += skip,
                     None => {
                         self.scan_pos = end;
@@ -320,9 +332,11 @@ impl<'t> ResponseParser<'t> {
         self.emit_text(found.start, events);
         let hay_from = self.base;
         let caps = match watch.and_then(|w| self.tpl.pattern(w)) {
-            Some(p) if !p.names().is_empty() => {
-                p.captures(&self.buf, found.start - hay_from, found.end - hay_from)
-            }
+            Some(p) if !p.names().is_empty() => p.captures(
+                &self.buf,
+                found.start.saturating_sub(hay_from),
+                found.end.saturating_sub(hay_from),
+            ),
             _ => Vec::new(),
         };
         match watch {
@@ -333,9 +347,9 @@ impl<'t> ResponseParser<'t> {
                 self.region = Some(f);
                 self.region_text.clear();
                 self.region_caps = caps;
-                if let Some(field) = self.tpl.fields.get(f) {
+                if let Some(field) = self.tpl.fields.get(f).filter(|_| !self.quiet) {
                     events.push(Event::RegionOpen {
-                        field: field.name.clone(),
+                        field: field.key.clone(),
                     });
                 }
             }
@@ -358,9 +372,10 @@ impl<'t> ResponseParser<'t> {
         if to <= self.emit_pos {
             return;
         }
-        let text = self.text(self.emit_pos, to).to_owned();
+        let from_rel = self.emit_pos.saturating_sub(self.base);
+        let to_rel = to.saturating_sub(self.base);
         self.emit_pos = to;
-        if text.is_empty() {
+        if to_rel <= from_rel {
             return;
         }
         if self.region.is_none() {
@@ -370,19 +385,25 @@ impl<'t> ResponseParser<'t> {
             self.region = Some(implicit);
             self.region_text.clear();
             self.region_caps.clear();
-            if let Some(field) = self.tpl.fields.get(implicit) {
+            if let Some(field) = self.tpl.fields.get(implicit).filter(|_| !self.quiet) {
                 events.push(Event::RegionOpen {
-                    field: field.name.clone(),
+                    field: field.key.clone(),
                 });
             }
         }
         let Some(field) = self.region.and_then(|f| self.tpl.fields.get(f)) else {
             return;
         };
-        self.region_text.push_str(&text);
+        let Some(text) = self.buf.get(from_rel..to_rel) else {
+            return;
+        };
+        self.region_text.push_str(text);
+        if self.quiet {
+            return;
+        }
         events.push(Event::RegionChunk {
-            field: field.name.clone(),
-            text,
+            field: field.key.clone(),
+            text: text.to_owned(),
             dirty: field.content.dirty(),
         });
     }
@@ -436,21 +457,24 @@ impl<'t> ResponseParser<'t> {
                             }
                         }
                         s.insert("content".into(), item);
-                        out.push(t.apply(&s).map_err(fail)?);
+                        out.push(t.apply(&mut s).map_err(fail)?);
                     }
                     Value::Array(out)
                 } else {
                     scope.insert("content".into(), content);
-                    t.apply(&scope).map_err(fail)?
+                    t.apply(&mut scope).map_err(fail)?
                 }
             }
         };
         if !self.tools.is_empty() {
             value = coerce_tool_calls(&value, &self.tools);
         }
+        if self.quiet {
+            return self.store(f, value, &fail);
+        }
         self.store(f, value.clone(), &fail)?;
         events.push(Event::RegionClose {
-            field: field.name.clone(),
+            field: field.key.clone(),
             value,
         });
         Ok(())
@@ -530,7 +554,7 @@ pub fn parse_response(
     prefix: Option<&str>,
     tools: Option<&[Value]>,
 ) -> Result<Value> {
-    let mut parser = ResponseParser::new(tpl, prefix, tools)?;
+    let mut parser = ResponseParser::with_mode(tpl, prefix, tools, true)?;
     parser.feed(text)?;
     parser.finalize().map(|(message, _)| message)
 }

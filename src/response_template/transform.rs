@@ -11,7 +11,13 @@ use super::util::{py_list, py_type};
 /// A compiled transform template.
 #[derive(Debug, Clone)]
 pub(crate) enum Transform {
-    Placeholder { text: String, path: Vec<String> },
+    /// `take`: the root is used by no other placeholder, so its value can be moved out of
+    /// the scope instead of cloned.
+    Placeholder {
+        text: String,
+        path: Vec<String>,
+        take: bool,
+    },
     Literal(Value),
     Object(Vec<(String, Transform)>),
     Array(Vec<Transform>),
@@ -51,11 +57,49 @@ fn contains_placeholder(s: &str) -> bool {
 impl Transform {
     /// Compiles a transform template; the error message is the reference's.
     pub(crate) fn compile(v: &Value, field: &str) -> Result<Transform, String> {
+        let mut t = Transform::compile_node(v, field)?;
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        t.count_roots(&mut counts);
+        t.mark_takes(&counts);
+        Ok(t)
+    }
+
+    fn count_roots(&self, counts: &mut Vec<(String, usize)>) {
+        match self {
+            Transform::Placeholder { path, .. } => {
+                let root = path.first().cloned().unwrap_or_default();
+                match counts.iter_mut().find(|(r, _)| *r == root) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((root, 1)),
+                }
+            }
+            Transform::Literal(_) => {}
+            Transform::Object(entries) => entries.iter().for_each(|(_, t)| t.count_roots(counts)),
+            Transform::Array(items) => items.iter().for_each(|t| t.count_roots(counts)),
+        }
+    }
+
+    fn mark_takes(&mut self, counts: &[(String, usize)]) {
+        match self {
+            Transform::Placeholder { path, take, .. } => {
+                let root = path.first().map(String::as_str).unwrap_or_default();
+                *take = counts.iter().any(|(r, n)| r == root && *n == 1);
+            }
+            Transform::Literal(_) => {}
+            Transform::Object(entries) => {
+                entries.iter_mut().for_each(|(_, t)| t.mark_takes(counts))
+            }
+            Transform::Array(items) => items.iter_mut().for_each(|t| t.mark_takes(counts)),
+        }
+    }
+
+    fn compile_node(v: &Value, field: &str) -> Result<Transform, String> {
         Ok(match v {
             Value::String(s) => match placeholder(s) {
                 Some(path) => Transform::Placeholder {
                     text: s.clone(),
                     path,
+                    take: false,
                 },
                 None if contains_placeholder(s) => {
                     return Err(format!(
@@ -69,7 +113,7 @@ impl Transform {
             },
             Value::Object(map) => Transform::Object(
                 map.iter()
-                    .map(|(k, v)| Ok((k.clone(), Transform::compile(v, field)?)))
+                    .map(|(k, v)| Ok((k.clone(), Transform::compile_node(v, field)?)))
                     .collect::<Result<_, String>>()?,
             ),
             Value::Array(items) => Transform::Array(
@@ -82,8 +126,9 @@ impl Transform {
         })
     }
 
-    /// Applies the template to a scope.
-    pub(crate) fn apply(&self, scope: &Map<String, Value>) -> Result<Value, String> {
+    /// Applies the template to a scope. Values used by a single placeholder are moved out of
+    /// the scope.
+    pub(crate) fn apply(&self, scope: &mut Map<String, Value>) -> Result<Value, String> {
         match self {
             Transform::Literal(v) => Ok(v.clone()),
             Transform::Array(items) => items
@@ -98,43 +143,60 @@ impl Transform {
                 }
                 Ok(Value::Object(out))
             }
-            Transform::Placeholder { text, path } => lookup(scope, text, path),
+            Transform::Placeholder { text, path, take } => {
+                let found = lookup(scope, text, path)?;
+                Ok(match (take, found) {
+                    (true, Some(v)) => v.take(),
+                    (_, found) => found.map_or(Value::Null, |v| v.clone()),
+                })
+            }
         }
     }
 }
 
-fn lookup(scope: &Map<String, Value>, text: &str, path: &[String]) -> Result<Value, String> {
+fn lookup<'s>(
+    scope: &'s mut Map<String, Value>,
+    text: &str,
+    path: &[String],
+) -> Result<Option<&'s mut Value>, String> {
     let Some((head, rest)) = path.split_first() else {
         return Err(format!("transform placeholder '{text}' is empty"));
     };
-    let Some(mut current) = scope.get(head) else {
+    if !scope.contains_key(head) {
         let keys: Vec<&String> = scope.keys().collect();
         return Err(format!(
             "transform placeholder '{text}' is not defined. Available: {}",
             py_list(&keys)
         ));
-    };
+    }
+    let mut current = scope.get_mut(head);
     for part in rest {
-        current = match current {
-            Value::Object(map) => match map.get(part) {
-                Some(v) => v,
-                None => {
+        let Some(value) = current else {
+            return Ok(None);
+        };
+        current = match value {
+            Value::Object(map) => {
+                if !map.contains_key(part) {
                     let keys: Vec<&String> = map.keys().collect();
                     return Err(format!(
                         "transform placeholder '{text}' is missing key '{part}'. Available: {}",
                         py_list(&keys)
                     ));
                 }
-            },
-            Value::Array(items) => match part.parse::<usize>().ok().and_then(|i| items.get(i)) {
-                Some(v) => v,
-                None => {
-                    return Err(format!(
-                        "transform placeholder '{text}' has no index '{part}' in list of length {}",
-                        items.len()
-                    ))
+                map.get_mut(part)
+            }
+            Value::Array(items) => {
+                let len = items.len();
+                match part.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+                    Some(v) => Some(v),
+                    None => {
+                        return Err(format!(
+                            "transform placeholder '{text}' has no index '{part}' in list of \
+                             length {len}"
+                        ))
+                    }
                 }
-            },
+            }
             other => {
                 return Err(format!(
                     "transform placeholder '{text}' cannot index into {} at '{part}'",
@@ -143,7 +205,7 @@ fn lookup(scope: &Map<String, Value>, text: &str, path: &[String]) -> Result<Val
             }
         };
     }
-    Ok(current.clone())
+    Ok(current)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ fn placeholders_keep_types() {
         "x",
     );
     let t = t.unwrap_or_else(|e| panic!("{e}"));
-    let got = t.apply(&scope(
+    let got = t.apply(&mut scope(
         json!({"name": "f", "content": {"args": {"a": [1]}}}),
     ));
     assert_eq!(
@@ -37,7 +37,7 @@ fn mixed_strings_rejected() {
 fn lookup_errors() {
     let t = Transform::compile(&json!("{missing}"), "x").unwrap_or_else(|e| panic!("{e}"));
     let err = t
-        .apply(&scope(json!({"content": 1})))
+        .apply(&mut scope(json!({"content": 1})))
         .err()
         .unwrap_or_default();
     assert!(
@@ -46,16 +46,19 @@ fn lookup_errors() {
     );
     let t = Transform::compile(&json!("{content.args}"), "x").unwrap_or_else(|e| panic!("{e}"));
     let err = t
-        .apply(&scope(json!({"content": {"name": "n"}})))
+        .apply(&mut scope(json!({"content": {"name": "n"}})))
         .err()
         .unwrap_or_default();
     assert!(err.contains("missing key 'args'"), "{err}");
     let t = Transform::compile(&json!("{content.name.x}"), "x").unwrap_or_else(|e| panic!("{e}"));
     let err = t
-        .apply(&scope(json!({"content": {"name": "n"}})))
+        .apply(&mut scope(json!({"content": {"name": "n"}})))
         .err()
         .unwrap_or_default();
     assert!(err.contains("cannot index into str at 'x'"), "{err}");
     let t = Transform::compile(&json!("{content.1}"), "x").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(t.apply(&scope(json!({"content": [5, 6]}))), Ok(json!(6)));
+    assert_eq!(
+        t.apply(&mut scope(json!({"content": [5, 6]}))),
+        Ok(json!(6))
+    );
 }
