@@ -120,7 +120,7 @@ fn event_from_json(e: &Value) -> Option<Event> {
         "region_open" => Some(Event::RegionOpen { field }),
         "region_chunk" => Some(Event::RegionChunk {
             field,
-            text: e.get("text")?.as_str()?.to_owned(),
+            text: e.get("text")?.as_str()?.into(),
             dirty: e.get("dirty")?.as_bool()?,
         }),
         "region_close" => Some(Event::RegionClose {

@@ -22,7 +22,7 @@ pub enum Event {
         /// The field name (shared with the template: cloning it is cheap).
         field: Arc<str>,
         /// The raw text (never splits a UTF-8 code point).
-        text: String,
+        text: ChunkText,
         /// Whether the text is raw, un-parsed body.
         dirty: bool,
     },
@@ -50,12 +50,107 @@ impl Event {
         match self {
             Event::RegionOpen { field } => json!({"type": "region_open", "field": &**field}),
             Event::RegionChunk { field, text, dirty } => {
-                json!({"type": "region_chunk", "field": &**field, "text": text, "dirty": dirty})
+                json!({"type": "region_chunk", "field": &**field, "text": text.as_str(), "dirty": dirty})
             }
             Event::RegionClose { field, value } => {
                 json!({"type": "region_close", "field": &**field, "value": value})
             }
         }
+    }
+}
+
+/// The text of a `region_chunk` event: a string stored inline when short (as streamed chunks
+/// usually are), so emitting it does not allocate.
+#[derive(Clone)]
+pub struct ChunkText(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(String),
+}
+
+const INLINE: usize = 30;
+
+impl ChunkText {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Inline { len, bytes } => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or(""),
+            Repr::Heap(s) => s,
+        }
+    }
+
+    /// Appends text.
+    pub fn push_str(&mut self, more: &str) {
+        if let Repr::Heap(s) = &mut self.0 {
+            s.push_str(more);
+            return;
+        }
+        let mut joined = String::with_capacity(self.as_str().len() + more.len());
+        joined.push_str(self.as_str());
+        joined.push_str(more);
+        *self = ChunkText::from(joined);
+    }
+}
+
+impl From<&str> for ChunkText {
+    fn from(s: &str) -> ChunkText {
+        let mut bytes = [0u8; INLINE];
+        match (bytes.get_mut(..s.len()), u8::try_from(s.len())) {
+            (Some(slot), Ok(len)) => {
+                slot.copy_from_slice(s.as_bytes());
+                ChunkText(Repr::Inline { len, bytes })
+            }
+            _ => ChunkText(Repr::Heap(s.to_owned())),
+        }
+    }
+}
+
+impl From<String> for ChunkText {
+    fn from(s: String) -> ChunkText {
+        if s.len() <= INLINE {
+            ChunkText::from(s.as_str())
+        } else {
+            ChunkText(Repr::Heap(s))
+        }
+    }
+}
+
+impl std::ops::Deref for ChunkText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Debug for ChunkText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for ChunkText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq for ChunkText {
+    fn eq(&self, other: &ChunkText) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for ChunkText {}
+
+impl PartialEq<str> for ChunkText {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
     }
 }
 

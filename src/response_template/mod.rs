@@ -95,6 +95,6 @@ mod transform;
 mod util;
 
 pub use error::{Error, ErrorKind, Result};
-pub use events::{merge_chunks, Event};
+pub use events::{merge_chunks, ChunkText, Event};
 pub use spec::ResponseTemplate;
 pub use stream::{parse_response, ResponseParser};

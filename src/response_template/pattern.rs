@@ -325,11 +325,40 @@ pub(crate) struct Pattern {
     names: Vec<String>,
     /// `can_start[b]`: some start state survives byte `b`.
     can_start: [bool; 256],
+    /// The bytes that can start a match, when there are at most three (for `memchr`).
+    first_bytes: Option<Vec<u8>>,
     /// Start states by look-behind byte (index 256 = start of text).
     starts: Vec<StateID>,
     /// Per reachable DFA state: what is known at the end of the buffer (see [`EndInfo`]).
-    end_info: HashMap<StateID, EndInfo>,
+    end_info: IdMap<EndInfo>,
 }
+
+/// A hasher for DFA state ids (small integers): one multiplication.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // State ids are multiples of a power of two: fold the mixed high bits down.
+        self.0 ^ (self.0 >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<StateID, V, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// What a DFA state tells about a match attempt standing at the end of the buffer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -405,7 +434,10 @@ impl Pattern {
             }
         }
         let end_info = end_info(&dfa, &distinct_starts(&starts));
+        let bytes: Vec<u8> = (0..=255u8).filter(|b| can_start[usize::from(*b)]).collect();
+        let first_bytes = (bytes.len() <= 3).then_some(bytes);
         Ok(Pattern {
+            first_bytes,
             dfa,
             regex,
             names,
@@ -426,6 +458,17 @@ impl Pattern {
     /// Named groups of the pattern.
     pub(crate) fn names(&self) -> &[String] {
         &self.names
+    }
+
+    /// The offset of the first byte of `hay` that can start a match.
+    pub(crate) fn next_start(&self, hay: &[u8]) -> Option<usize> {
+        match self.first_bytes.as_deref() {
+            Some([]) => None,
+            Some([a]) => memchr::memchr(*a, hay),
+            Some([a, b]) => memchr::memchr2(*a, *b, hay),
+            Some([a, b, c]) => memchr::memchr3(*a, *b, *c, hay),
+            _ => hay.iter().position(|b| self.can_start(*b)),
+        }
     }
 
     pub(crate) fn can_start(&self, byte: u8) -> bool {
@@ -496,14 +539,14 @@ fn distinct_starts(starts: &[StateID]) -> Vec<StateID> {
 }
 
 /// Computes [`EndInfo`] for every state reachable from `starts`.
-fn end_info(dfa: &dense::DFA<Vec<u32>>, starts: &[StateID]) -> HashMap<StateID, EndInfo> {
+fn end_info(dfa: &dense::DFA<Vec<u32>>, starts: &[StateID]) -> IdMap<EndInfo> {
     let reps: Vec<u8> = dfa
         .byte_classes()
         .representatives(..)
         .filter_map(|unit| unit.as_u8())
         .collect();
     // Discover reachable states and their successors.
-    let mut index: HashMap<StateID, usize> = HashMap::new();
+    let mut index: IdMap<usize> = IdMap::default();
     let mut states: Vec<StateID> = Vec::new();
     let mut succ: Vec<Vec<StateID>> = Vec::new();
     let mut queue: Vec<StateID> = starts.to_vec();
@@ -552,7 +595,8 @@ fn end_info(dfa: &dense::DFA<Vec<u32>>, starts: &[StateID]) -> HashMap<StateID, 
             }
         }
     }
-    let mut out = HashMap::with_capacity(states.len());
+    let mut out = IdMap::default();
+    out.reserve(states.len());
     for (sid, next) in states.iter().zip(&succ) {
         let ends_here = dfa.is_match_state(dfa.next_eoi_state(*sid))
             && next.iter().all(|n| dfa.is_match_state(*n));

@@ -36,9 +36,76 @@ struct Cand {
 pub(crate) struct Scanner {
     cands: Vec<Cand>,
     best: Option<Found>,
+    /// Next absolute position to step over.
+    pos: usize,
 }
 
 impl Scanner {
+    /// A scanner that starts scanning at absolute position `pos`.
+    pub(crate) fn new(pos: usize) -> Scanner {
+        Scanner {
+            cands: Vec::new(),
+            best: None,
+            pos,
+        }
+    }
+
+    /// Whether nothing is in flight (no candidate, no decided match).
+    pub(crate) fn idle(&self) -> bool {
+        self.best.is_none() && self.cands.is_empty()
+    }
+
+    /// Moves an idle scanner to `pos` (the caller knows no match can start before it).
+    pub(crate) fn skip_to(&mut self, pos: usize) {
+        if self.idle() {
+            self.pos = self.pos.max(pos);
+        }
+    }
+
+    /// The next absolute position this scanner will look at.
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Steps over `buf` (whose first byte is at absolute `base`) up to absolute position
+    /// `until`, starting candidates only at positions up to `limit` (a decided match of another
+    /// pattern at `limit` beats anything starting later). Stops early once a match is
+    /// decided. Returns whether this scanner holds a decided match.
+    pub(crate) fn run(
+        &mut self,
+        pat: &Pattern,
+        buf: &[u8],
+        base: usize,
+        until: usize,
+        limit: usize,
+        no_empty: Option<usize>,
+    ) -> bool {
+        while self.pos < until && self.best.is_none() {
+            if self.cands.is_empty() {
+                // Nothing in flight: jump to the next byte that can start a match.
+                let stop = until.min(limit.saturating_add(1));
+                let from = self.pos.saturating_sub(base);
+                let hay = buf.get(from..stop.saturating_sub(base)).unwrap_or(&[]);
+                match pat.next_start(hay) {
+                    Some(skip) => self.pos += skip,
+                    None => {
+                        self.pos = until;
+                        break;
+                    }
+                }
+            }
+            let rel = self.pos.saturating_sub(base);
+            let Some(&byte) = buf.get(rel) else {
+                self.pos = until;
+                break;
+            };
+            let look_behind = rel.checked_sub(1).and_then(|i| buf.get(i)).copied();
+            let boundary = (byte as i8) >= -0x40 && self.pos <= limit;
+            self.step(pat, self.pos, byte, look_behind, boundary, no_empty);
+            self.pos += 1;
+        }
+        self.best.is_some()
+    }
     /// The decided match, if any.
     pub(crate) fn best(&self) -> Option<Found> {
         self.best
@@ -57,16 +124,11 @@ impl Scanner {
         self.best.map(|f| f.start).or_else(|| self.pending_start())
     }
 
-    /// Whether the scanner has nothing in flight.
-    pub(crate) fn idle(&self) -> bool {
-        self.best.is_none() && self.cands.is_empty()
-    }
-
     /// Steps over the byte at absolute position `pos`. `look_behind` is the previous byte
     /// (`None` at the start of the stream), `boundary` whether `pos` is a character boundary,
     /// `no_empty` a position where an empty match is not allowed. Returns whether a match
     /// became decided.
-    pub(crate) fn step(
+    fn step(
         &mut self,
         pat: &Pattern,
         pos: usize,

@@ -58,20 +58,20 @@ pub(crate) enum Watch {
 #[derive(Debug)]
 pub(crate) struct WatchSet {
     pub(crate) items: Vec<Watch>,
-    pub(crate) can_start: [bool; 256],
+    can_start: [bool; 256],
     /// The bytes that can start a delimiter, when there are at most three (for `memchr`).
-    pub(crate) first_bytes: Option<Vec<u8>>,
+    first_bytes: Option<Vec<u8>>,
 }
 
 impl WatchSet {
-    /// The offset of the first byte in `hay` that can start a watched delimiter.
-    pub(crate) fn next_start(&self, hay: &[u8]) -> Option<usize> {
+    /// Whether some byte of `hay` can start a watched delimiter.
+    pub(crate) fn may_start_in(&self, hay: &[u8]) -> bool {
         match self.first_bytes.as_deref() {
-            Some([]) => None,
-            Some([a]) => memchr::memchr(*a, hay),
-            Some([a, b]) => memchr::memchr2(*a, *b, hay),
-            Some([a, b, c]) => memchr::memchr3(*a, *b, *c, hay),
-            _ => hay.iter().position(|b| self.can_start[usize::from(*b)]),
+            Some([]) => false,
+            Some([a]) => memchr::memchr(*a, hay).is_some(),
+            Some([a, b]) => memchr::memchr2(*a, *b, hay).is_some(),
+            Some([a, b, c]) => memchr::memchr3(*a, *b, *c, hay).is_some(),
+            _ => hay.iter().any(|b| self.can_start[usize::from(*b)]),
         }
     }
 }
@@ -194,8 +194,8 @@ impl ResponseTemplate {
         let mut can_start = [false; 256];
         for w in &items {
             if let Some(p) = self.pattern(*w) {
-                for (b, slot) in can_start.iter_mut().enumerate() {
-                    *slot |= p.can_start(u8::try_from(b).unwrap_or(0));
+                for (b, slot) in (0..=255u8).zip(can_start.iter_mut()) {
+                    *slot |= p.can_start(b);
                 }
             }
         }

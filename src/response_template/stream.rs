@@ -23,7 +23,7 @@ pub struct ResponseParser<'t> {
     /// Unconsumed text; `buf[0]` is at absolute offset `base`.
     buf: String,
     base: usize,
-    /// Next absolute position to scan.
+    /// Where scanning (re)starts: the end of the last committed delimiter.
     scan_pos: usize,
     /// Text before this absolute position has been handed to regions (or discarded).
     emit_pos: usize,
@@ -176,7 +176,7 @@ impl<'t> ResponseParser<'t> {
             .get(self.watch)
             .map_or(0, |w| w.items.len());
         self.scanners.clear();
-        self.scanners.resize(n, Scanner::default());
+        self.scanners.resize(n, Scanner::new(self.scan_pos));
     }
 
     fn byte_at(&self, abs: usize) -> Option<u8> {
@@ -191,13 +191,27 @@ impl<'t> ResponseParser<'t> {
     /// Appends text and processes as much as can be decided; at `eoi` everything is decided.
     fn push(&mut self, chunk: &str, eoi: bool, events: &mut Vec<Event>) -> Result<()> {
         self.buf.push_str(chunk);
+        if !eoi && self.scanners.iter().all(Scanner::idle) {
+            // Fast path: nothing in flight and no byte of the new text can start a delimiter.
+            let ws = self.tpl.watches.get(self.watch);
+            if ws.is_some_and(|ws| !ws.may_start_in(chunk.as_bytes())) {
+                let end = self.base + self.buf.len();
+                let from = end - chunk.len();
+                if self.scanners.iter().all(|s| s.pos() >= from) {
+                    self.scanners.iter_mut().for_each(|s| s.skip_to(end));
+                    self.emit_text(end, events);
+                    self.compact();
+                    return Ok(());
+                }
+            }
+        }
         loop {
             let end = self.base + self.buf.len();
             if let Some(found) = self.scan_to(end) {
                 self.commit(found, events)?;
                 continue;
             }
-            if !eoi && self.scanners.iter().all(Scanner::idle) {
+            if !eoi && self.scanners.iter().all(|s| s.frontier().is_none()) {
                 break;
             }
             let lb = self.look_behind(end);
@@ -240,51 +254,46 @@ impl<'t> ResponseParser<'t> {
         Ok(())
     }
 
-    /// Scans up to absolute position `end`; returns a committed-able match when one is decided.
+    /// Scans up to absolute position `end`; returns a match to commit once one is decided.
+    ///
+    /// Each scanner runs on its own over a horizon that doubles while nothing is decided, so
+    /// scanners stay close together and work past a committed match stays bounded.
     fn scan_to(&mut self, end: usize) -> Option<(usize, Found)> {
-        let Some(ws) = self.tpl.watches.get(self.watch) else {
-            self.scan_pos = end;
-            return None;
-        };
-        if ws.items.is_empty() {
-            self.scan_pos = end;
-            return None;
-        }
-        while self.scan_pos < end {
-            if self.scanners.iter().all(Scanner::idle) {
-                // Skip to the next byte that can start any watched delimiter.
-                let from = self.scan_pos.saturating_sub(self.base);
-                let bytes = self.buf.as_bytes().get(from..).unwrap_or(&[]);
-                match ws.next_start(bytes) {
-                    Some(skip) => self.scan_pos += skip,
-                    None => {
-                        self.scan_pos = end;
-                        return None;
+        let ws = self.tpl.watches.get(self.watch)?;
+        let mut span = 256usize;
+        loop {
+            let low = self
+                .scanners
+                .iter()
+                .filter(|s| s.best().is_none())
+                .map(Scanner::pos)
+                .min()
+                .unwrap_or(end);
+            let until = end.min(low.saturating_add(span));
+            let mut limit = self
+                .scanners
+                .iter()
+                .filter_map(|s| s.best().map(|f| f.start))
+                .min()
+                .unwrap_or(usize::MAX);
+            let bytes = self.buf.as_bytes();
+            for (sc, w) in self.scanners.iter_mut().zip(&ws.items) {
+                if let Some(pat) = self.tpl.pattern(*w) {
+                    if sc.run(pat, bytes, self.base, until, limit, self.no_empty) {
+                        limit = limit.min(sc.best().map_or(usize::MAX, |f| f.start));
                     }
                 }
             }
-            let pos = self.scan_pos;
-            let Some(byte) = self.byte_at(pos) else {
-                self.scan_pos = end;
-                return None;
-            };
-            let lb = self.look_behind(pos);
-            let boundary = (byte as i8) >= -0x40;
-            let mut any = false;
-            for (sc, w) in self.scanners.iter_mut().zip(&ws.items) {
-                if let Some(pat) = self.tpl.pattern(*w) {
-                    any |= sc.step(pat, pos, byte, lb, boundary, self.no_empty);
-                }
-            }
-            self.scan_pos += 1;
-            let has_best = any || self.scanners.iter().any(|s| s.best().is_some());
-            if has_best {
+            if limit != usize::MAX {
                 if let Some(found) = self.decide() {
                     return Some(found);
                 }
             }
+            if until >= end {
+                return None;
+            }
+            span = span.saturating_mul(2);
         }
-        None
     }
 
     /// Picks the winning decided match, if no undecided candidate could still beat it:
@@ -403,7 +412,7 @@ impl<'t> ResponseParser<'t> {
         }
         events.push(Event::RegionChunk {
             field: field.key.clone(),
-            text: text.to_owned(),
+            text: text.into(),
             dirty: field.content.dirty(),
         });
     }
@@ -533,7 +542,17 @@ impl<'t> ResponseParser<'t> {
 
     /// Drops consumed text from the buffer (keeping one character of look-behind).
     fn compact(&mut self) {
-        let keep_from = self.emit_pos.min(self.scan_pos).saturating_sub(self.base);
+        if self.emit_pos.saturating_sub(self.base) < 4096 {
+            return;
+        }
+        let scanned = self
+            .scanners
+            .iter()
+            .filter(|s| s.best().is_none())
+            .map(Scanner::pos)
+            .min()
+            .unwrap_or(self.emit_pos);
+        let keep_from = self.emit_pos.min(scanned).saturating_sub(self.base);
         if keep_from < 4096 || keep_from * 2 < self.buf.len() {
             return;
         }
