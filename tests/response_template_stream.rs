@@ -19,9 +19,9 @@ struct Input {
     tools: Option<Vec<Value>>,
 }
 
-type Outcome = Result<(Value, Vec<Event>), String>;
+type Outcome<'t> = Result<(Value, Vec<Event<'t>>), String>;
 
-fn run(input: &Input, pieces: &[&str]) -> Outcome {
+fn run<'t>(input: &'t Input, pieces: &[&str]) -> Outcome<'t> {
     let mut parser = ResponseParser::new(
         &input.template,
         input.prefix.as_deref(),
@@ -183,5 +183,90 @@ proptest! {
         let whole = run(input, &[&input.text]);
         let pieces = split(&input.text, &cuts);
         prop_assert_eq!(run(input, &pieces), whole, "{}", &input.name);
+    }
+}
+
+/// Random small templates over a tiny alphabet, so delimiters overlap, nest and repeat a lot.
+fn random_template(seed: &[u8]) -> Value {
+    let alphabet = ["<", ">", "a", "b", "/", "|", "\n", " "];
+    let word = |bytes: &[u8]| -> String {
+        let s: String = bytes
+            .iter()
+            .map(|b| alphabet[usize::from(*b) % alphabet.len()])
+            .collect();
+        if s.is_empty() {
+            "<".to_owned()
+        } else {
+            s
+        }
+    };
+    let mut fields = serde_json::Map::new();
+    for (i, chunk) in seed.chunks(6).take(4).enumerate() {
+        let mut spec = serde_json::Map::new();
+        let kind = chunk.first().copied().unwrap_or(0);
+        let open = word(chunk.get(1..3).unwrap_or(&[]));
+        let close = word(chunk.get(3..6).unwrap_or(&[]));
+        if kind % 5 != 0 || i > 0 {
+            match kind % 3 {
+                0 => spec.insert("open".into(), Value::from(open.clone())),
+                1 => spec.insert(
+                    "open".into(),
+                    serde_json::json!([open.clone(), format!("{open}a")]),
+                ),
+                _ => spec.insert(
+                    "open_pattern".into(),
+                    Value::from(format!("{}b*", regex_escape(&open))),
+                ),
+            };
+        }
+        if kind % 7 != 3 {
+            match kind % 4 {
+                0 => spec.insert(
+                    "close_pattern".into(),
+                    Value::from(format!("{}|\\Z", regex_escape(&close))),
+                ),
+                _ => spec.insert("close".into(), Value::from(close)),
+            };
+        }
+        spec.insert("repeats".into(), Value::from(kind % 2 == 0));
+        if kind % 6 == 0 {
+            spec.insert("join".into(), Value::from("+"));
+        }
+        if kind % 11 == 1 {
+            spec.insert("content_args".into(), serde_json::json!({"strip": false}));
+        }
+        fields.insert(format!("f{i}"), Value::Object(spec));
+    }
+    serde_json::json!({"defaults": {"role": "assistant"}, "start_anchor": "S", "fields": fields})
+}
+
+fn regex_escape(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if "\\.+*?()|[]{}^$".contains(c) {
+                format!("\\{c}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn random_templates_stream_like_one_shot(
+        seed in prop::collection::vec(any::<u8>(), 6..24),
+        text in "[<>ab/| \n]{0,60}",
+        prefix in prop::option::of("[S<>ab/]{0,8}"),
+        cuts in prop::collection::vec(0usize..64, 0..12),
+    ) {
+        let template = random_template(&seed);
+        let Ok(template) = ResponseTemplate::from_value(&template) else { return Ok(()) };
+        let input = Input { name: "random".into(), template, prefix, text, tools: None };
+        let whole = run(&input, &[&input.text]);
+        let pieces = split(&input.text, &cuts);
+        prop_assert_eq!(run(&input, &pieces), whole);
     }
 }

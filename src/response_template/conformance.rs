@@ -114,8 +114,8 @@ fn expected_events(v: Option<&Value>) -> Value {
     events_json(&events)
 }
 
-fn event_from_json(e: &Value) -> Option<Event> {
-    let field: std::sync::Arc<str> = e.get("field")?.as_str()?.into();
+fn event_from_json(e: &Value) -> Option<Event<'_>> {
+    let field = e.get("field")?.as_str()?;
     match e.get("type")?.as_str()? {
         "region_open" => Some(Event::RegionOpen { field }),
         "region_chunk" => Some(Event::RegionChunk {
@@ -155,14 +155,14 @@ fn tools_of(case: &Value) -> Option<Vec<Value>> {
 }
 
 /// Runs a parser over `pieces`; returns (initial, per-feed events, final events, output).
-type Run = (Vec<Event>, Vec<Vec<Event>>, Vec<Event>, Value);
+type Run<'t> = (Vec<Event<'t>>, Vec<Vec<Event<'t>>>, Vec<Event<'t>>, Value);
 
-fn run_pieces(
-    tpl: &ResponseTemplate,
+fn run_pieces<'t>(
+    tpl: &'t ResponseTemplate,
     prefix: Option<&str>,
     tools: Option<&[Value]>,
     pieces: &[&str],
-) -> Result<Run, Error> {
+) -> Result<Run<'t>, Error> {
     let mut parser = ResponseParser::new(tpl, prefix, tools)?;
     let initial = parser.initial_events().to_vec();
     let mut feeds = Vec::new();

@@ -1,7 +1,5 @@
 //! Streaming events.
 
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 
 /// One streaming event, as emitted by [`ResponseParser`](super::ResponseParser).
@@ -10,17 +8,17 @@ use serde_json::{json, Value};
 /// `{"type": "region_open", "field": ...}`, `{"type": "region_chunk", "field", "text",
 /// "dirty"}`, `{"type": "region_close", "field", "value"}`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event {
+pub enum Event<'t> {
     /// A region of `field` started.
     RegionOpen {
-        /// The field name (shared with the template: cloning it is cheap).
-        field: Arc<str>,
+        /// The field name (borrowed from the template).
+        field: &'t str,
     },
     /// Raw text of the open region. `dirty` is true unless the content type is
     /// text/int/float/bool (the raw text then needs parsing to become the value).
     RegionChunk {
-        /// The field name (shared with the template: cloning it is cheap).
-        field: Arc<str>,
+        /// The field name (borrowed from the template).
+        field: &'t str,
         /// The raw text (never splits a UTF-8 code point).
         text: ChunkText,
         /// Whether the text is raw, un-parsed body.
@@ -28,16 +26,16 @@ pub enum Event {
     },
     /// A region of `field` finished; `value` is its parsed (and transformed) value.
     RegionClose {
-        /// The field name (shared with the template: cloning it is cheap).
-        field: Arc<str>,
+        /// The field name (borrowed from the template).
+        field: &'t str,
         /// The value of this region (one match, before `repeats`/`join` accumulation).
         value: Value,
     },
 }
 
-impl Event {
+impl<'t> Event<'t> {
     /// The field this event concerns.
-    pub fn field(&self) -> &str {
+    pub fn field(&self) -> &'t str {
         match self {
             Event::RegionOpen { field }
             | Event::RegionChunk { field, .. }
@@ -48,12 +46,12 @@ impl Event {
     /// The event as a JSON object in the reference's shape.
     pub fn to_json(&self) -> Value {
         match self {
-            Event::RegionOpen { field } => json!({"type": "region_open", "field": &**field}),
+            Event::RegionOpen { field } => json!({"type": "region_open", "field": field}),
             Event::RegionChunk { field, text, dirty } => {
-                json!({"type": "region_chunk", "field": &**field, "text": text.as_str(), "dirty": dirty})
+                json!({"type": "region_chunk", "field": field, "text": text.as_str(), "dirty": dirty})
             }
             Event::RegionClose { field, value } => {
-                json!({"type": "region_close", "field": &**field, "value": value})
+                json!({"type": "region_close", "field": field, "value": value})
             }
         }
     }
@@ -157,8 +155,8 @@ impl PartialEq<str> for ChunkText {
 /// Merges consecutive `region_chunk` events of the same field (and dirtiness) into one.
 ///
 /// Chunk granularity depends on how the text was fed; merged event lists are comparable.
-pub fn merge_chunks(events: &[Event]) -> Vec<Event> {
-    let mut out: Vec<Event> = Vec::with_capacity(events.len());
+pub fn merge_chunks<'t>(events: &[Event<'t>]) -> Vec<Event<'t>> {
+    let mut out: Vec<Event<'t>> = Vec::with_capacity(events.len());
     for event in events {
         if let Event::RegionChunk { field, text, dirty } = event {
             if let Some(Event::RegionChunk {

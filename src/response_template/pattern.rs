@@ -462,6 +462,9 @@ impl Pattern {
 
     /// The offset of the first byte of `hay` that can start a match.
     pub(crate) fn next_start(&self, hay: &[u8]) -> Option<usize> {
+        if hay.len() < 16 {
+            return hay.iter().position(|b| self.can_start(*b));
+        }
         match self.first_bytes.as_deref() {
             Some([]) => None,
             Some([a]) => memchr::memchr(*a, hay),
@@ -490,6 +493,12 @@ impl Pattern {
 
     pub(crate) fn next_eoi(&self, sid: StateID) -> StateID {
         self.dfa.next_eoi_state(sid)
+    }
+
+    /// Whether a state needs attention (match, dead, quit, start or accelerated): ordinary
+    /// states can be stepped through without looking.
+    pub(crate) fn is_special(&self, sid: StateID) -> bool {
+        self.dfa.is_special_state(sid)
     }
 
     pub(crate) fn is_match(&self, sid: StateID) -> bool {

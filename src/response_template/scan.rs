@@ -50,6 +50,32 @@ impl Scanner {
         }
     }
 
+    /// With a single live candidate, steps its DFA through bytes that cannot start another
+    /// candidate and lead to ordinary states, without any bookkeeping. Stops before the first
+    /// byte that needs the general path.
+    fn glide(&mut self, pat: &Pattern, buf: &[u8], base: usize, until: usize, limit: usize) {
+        let Some(c) = self.cands.first_mut().filter(|c| !c.done) else {
+            return;
+        };
+        let mut pos = self.pos;
+        let mut sid = c.sid;
+        let from = pos.saturating_sub(base);
+        let to = until.saturating_sub(base);
+        for &byte in buf.get(from..to).unwrap_or(&[]) {
+            if pos <= limit && pat.can_start(byte) {
+                break;
+            }
+            let next = pat.next(sid, byte);
+            if pat.is_special(next) {
+                break;
+            }
+            sid = next;
+            pos += 1;
+        }
+        c.sid = sid;
+        self.pos = pos;
+    }
+
     /// Whether nothing is in flight (no candidate, no decided match).
     pub(crate) fn idle(&self) -> bool {
         self.best.is_none() && self.cands.is_empty()
@@ -92,6 +118,12 @@ impl Scanner {
                         self.pos = until;
                         break;
                     }
+                }
+            }
+            if self.cands.len() == 1 {
+                self.glide(pat, buf, base, until, limit);
+                if self.pos >= until {
+                    break;
                 }
             }
             let rel = self.pos.saturating_sub(base);

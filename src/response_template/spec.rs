@@ -33,8 +33,6 @@ pub(crate) enum Anchor {
 #[derive(Debug)]
 pub(crate) struct Field {
     pub(crate) name: String,
-    /// The name, shared by the events.
-    pub(crate) key: std::sync::Arc<str>,
     /// `None`: the implicit field.
     pub(crate) open: Option<Pattern>,
     /// `None`: the region runs to the end of the stream.
@@ -66,6 +64,9 @@ pub(crate) struct WatchSet {
 impl WatchSet {
     /// Whether some byte of `hay` can start a watched delimiter.
     pub(crate) fn may_start_in(&self, hay: &[u8]) -> bool {
+        if hay.len() < 16 {
+            return hay.iter().any(|b| self.can_start[usize::from(*b)]);
+        }
         match self.first_bytes.as_deref() {
             Some([]) => false,
             Some([a]) => memchr::memchr(*a, hay).is_some(),
@@ -411,7 +412,6 @@ fn load_field(name: &str, spec: &Value) -> Result<Field> {
     }
     Ok(Field {
         name: name.to_owned(),
-        key: name.into(),
         open,
         close,
         repeats,

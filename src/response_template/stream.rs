@@ -38,7 +38,7 @@ pub struct ResponseParser<'t> {
     no_empty: Option<usize>,
     out: Map<String, Value>,
     present: Vec<bool>,
-    initial: Vec<Event>,
+    initial: Vec<Event<'t>>,
     finished: bool,
     /// No events are produced (whole-text parsing, where nobody reads them).
     quiet: bool,
@@ -94,12 +94,12 @@ impl<'t> ResponseParser<'t> {
     }
 
     /// Events produced by the prefix (regions it opened, or opened and closed).
-    pub fn initial_events(&self) -> &[Event] {
+    pub fn initial_events(&self) -> &[Event<'t>] {
         &self.initial
     }
 
     /// Feeds generated text; returns the events it produced.
-    pub fn feed(&mut self, chunk: &str) -> Result<Vec<Event>> {
+    pub fn feed(&mut self, chunk: &str) -> Result<Vec<Event<'t>>> {
         let mut events = Vec::new();
         self.feed_into(chunk, &mut events)?;
         Ok(events)
@@ -107,7 +107,7 @@ impl<'t> ResponseParser<'t> {
 
     /// Like [`feed`](ResponseParser::feed), but appends the events to `events` (lets a caller
     /// reuse one buffer across feeds).
-    pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) -> Result<()> {
+    pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
         if self.finished {
             return Err(Error::new(
                 ErrorKind::Feed,
@@ -122,7 +122,7 @@ impl<'t> ResponseParser<'t> {
 
     /// Ends the stream: decides pending delimiters, closes open regions, checks required
     /// fields and drops empty keys not in `defaults`. Returns the message and the last events.
-    pub fn finalize(&mut self) -> Result<(Value, Vec<Event>)> {
+    pub fn finalize(&mut self) -> Result<(Value, Vec<Event<'t>>)> {
         if self.finished {
             return Err(Error::new(
                 ErrorKind::Finalize,
@@ -136,7 +136,7 @@ impl<'t> ResponseParser<'t> {
         Ok((Value::Object(std::mem::take(&mut self.out)), events))
     }
 
-    fn finish(&mut self, events: &mut Vec<Event>) -> Result<()> {
+    fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
         self.push("", true, events)?;
         if let Some(f) = self.region.take() {
             let offset = self.base + self.buf.len();
@@ -189,7 +189,7 @@ impl<'t> ResponseParser<'t> {
     }
 
     /// Appends text and processes as much as can be decided; at `eoi` everything is decided.
-    fn push(&mut self, chunk: &str, eoi: bool, events: &mut Vec<Event>) -> Result<()> {
+    fn push(&mut self, chunk: &str, eoi: bool, events: &mut Vec<Event<'t>>) -> Result<()> {
         self.buf.push_str(chunk);
         if !eoi && self.scanners.iter().all(Scanner::idle) {
             // Fast path: nothing in flight and no byte of the new text can start a delimiter.
@@ -331,7 +331,11 @@ impl<'t> ResponseParser<'t> {
         (!blocked).then_some(best?)
     }
 
-    fn commit(&mut self, (index, found): (usize, Found), events: &mut Vec<Event>) -> Result<()> {
+    fn commit(
+        &mut self,
+        (index, found): (usize, Found),
+        events: &mut Vec<Event<'t>>,
+    ) -> Result<()> {
         let watch = self
             .tpl
             .watches
@@ -357,9 +361,7 @@ impl<'t> ResponseParser<'t> {
                 self.region_text.clear();
                 self.region_caps = caps;
                 if let Some(field) = self.tpl.fields.get(f).filter(|_| !self.quiet) {
-                    events.push(Event::RegionOpen {
-                        field: field.key.clone(),
-                    });
+                    events.push(Event::RegionOpen { field: &field.name });
                 }
             }
             Some(Watch::Close(f)) if self.region == Some(f) => {
@@ -377,7 +379,7 @@ impl<'t> ResponseParser<'t> {
 
     /// Hands text up to absolute position `to` to the current region (opening the implicit
     /// field if no region is open), or discards it.
-    fn emit_text(&mut self, to: usize, events: &mut Vec<Event>) {
+    fn emit_text(&mut self, to: usize, events: &mut Vec<Event<'t>>) {
         if to <= self.emit_pos {
             return;
         }
@@ -395,9 +397,7 @@ impl<'t> ResponseParser<'t> {
             self.region_text.clear();
             self.region_caps.clear();
             if let Some(field) = self.tpl.fields.get(implicit).filter(|_| !self.quiet) {
-                events.push(Event::RegionOpen {
-                    field: field.key.clone(),
-                });
+                events.push(Event::RegionOpen { field: &field.name });
             }
         }
         let Some(field) = self.region.and_then(|f| self.tpl.fields.get(f)) else {
@@ -411,7 +411,7 @@ impl<'t> ResponseParser<'t> {
             return;
         }
         events.push(Event::RegionChunk {
-            field: field.key.clone(),
+            field: &field.name,
             text: text.into(),
             dirty: field.content.dirty(),
         });
@@ -423,7 +423,7 @@ impl<'t> ResponseParser<'t> {
         f: usize,
         close_caps: Vec<(String, Option<String>)>,
         offset: usize,
-        events: &mut Vec<Event>,
+        events: &mut Vec<Event<'t>>,
     ) -> Result<()> {
         let Some(field) = self.tpl.fields.get(f) else {
             return Ok(());
@@ -483,7 +483,7 @@ impl<'t> ResponseParser<'t> {
         }
         self.store(f, value.clone(), &fail)?;
         events.push(Event::RegionClose {
-            field: field.key.clone(),
+            field: &field.name,
             value,
         });
         Ok(())
