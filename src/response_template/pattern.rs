@@ -518,6 +518,9 @@ impl Pattern {
         end: usize,
     ) -> Vec<(String, Option<String>)> {
         let mut caps = self.regex.create_captures();
+        if start > end || end > hay.len() {
+            return Vec::new();
+        }
         let input = Input::new(hay).range(start..end).anchored(Anchored::Yes);
         self.regex.search_captures(&input, &mut caps);
         self.names
