@@ -34,6 +34,11 @@ pub struct ResponseParser<'t> {
     /// The watch set index in force and one scanner per watched delimiter.
     watch: usize,
     scanners: Vec<Scanner>,
+    /// Every scanner is idle (nothing in flight) and has scanned all of `buf`.
+    all_idle: bool,
+    /// Idle scanners have (lazily) scanned up to here: the fast path of `push` moves this
+    /// instead of every scanner.
+    skipped_to: usize,
     /// An empty match may not end where the previous delimiter ended.
     no_empty: Option<usize>,
     out: Map<String, Value>,
@@ -74,6 +79,8 @@ impl<'t> ResponseParser<'t> {
             region_caps: Vec::new(),
             watch: 0,
             scanners: Vec::new(),
+            all_idle: true,
+            skipped_to: 0,
             no_empty: None,
             out: tpl.defaults.clone(),
             present: vec![false; tpl.fields.len()],
@@ -177,6 +184,7 @@ impl<'t> ResponseParser<'t> {
             .map_or(0, |w| w.items.len());
         self.scanners.clear();
         self.scanners.resize(n, Scanner::new(self.scan_pos));
+        self.skipped_to = self.scan_pos;
     }
 
     fn byte_at(&self, abs: usize) -> Option<u8> {
@@ -191,20 +199,19 @@ impl<'t> ResponseParser<'t> {
     /// Appends text and processes as much as can be decided; at `eoi` everything is decided.
     fn push(&mut self, chunk: &str, eoi: bool, events: &mut Vec<Event<'t>>) -> Result<()> {
         self.buf.push_str(chunk);
-        if !eoi && self.scanners.iter().all(Scanner::idle) {
+        if !eoi && self.all_idle {
             // Fast path: nothing in flight and no byte of the new text can start a delimiter.
             let ws = self.tpl.watches.get(self.watch);
             if ws.is_some_and(|ws| !ws.may_start_in(chunk.as_bytes())) {
                 let end = self.base + self.buf.len();
-                let from = end - chunk.len();
-                if self.scanners.iter().all(|s| s.pos() >= from) {
-                    self.scanners.iter_mut().for_each(|s| s.skip_to(end));
-                    self.emit_text(end, events);
-                    self.compact();
-                    return Ok(());
-                }
+                self.skipped_to = end;
+                self.emit_text(end, events);
+                self.compact();
+                return Ok(());
             }
         }
+        let skipped = self.skipped_to;
+        self.scanners.iter_mut().for_each(|s| s.skip_to(skipped));
         loop {
             let end = self.base + self.buf.len();
             if let Some(found) = self.scan_to(end) {
@@ -250,6 +257,7 @@ impl<'t> ResponseParser<'t> {
                 .min(end)
         };
         self.emit_text(safe, events);
+        self.all_idle = self.scanners.iter().all(Scanner::idle);
         self.compact();
         Ok(())
     }
@@ -549,7 +557,7 @@ impl<'t> ResponseParser<'t> {
             .scanners
             .iter()
             .filter(|s| s.best().is_none())
-            .map(Scanner::pos)
+            .map(|s| s.pos().max(self.skipped_to))
             .min()
             .unwrap_or(self.emit_pos);
         let keep_from = self.emit_pos.min(scanned).saturating_sub(self.base);
