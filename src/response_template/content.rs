@@ -339,7 +339,14 @@ fn parse_bool(s: &str) -> Option<bool> {
 
 impl JsonArgs {
     fn parse(&self, raw: &str) -> Result<Value, String> {
-        let mut text = py_strip(raw).to_owned();
+        let stripped = py_strip(raw);
+        let plain = self.string_delims.is_empty() && !self.unquoted_keys;
+        let json_start = |b: &u8| b"{[\"-0123456789tfn".contains(b);
+        if plain && self.allow_non_json && !stripped.as_bytes().first().is_some_and(json_start) {
+            // Cannot be JSON: skip the failing parse.
+            return Ok(Value::String(stripped.to_owned()));
+        }
+        let mut text = stripped.to_owned();
         if !self.string_delims.is_empty() {
             text = apply_string_delims(&text, &self.string_delims);
         }
