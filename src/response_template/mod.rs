@@ -108,6 +108,7 @@ mod spec;
 mod stream;
 pub mod syntax;
 mod transform;
+mod translate;
 mod util;
 
 pub use error::{Error, ErrorKind, Result};
