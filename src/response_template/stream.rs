@@ -29,7 +29,8 @@ pub struct ResponseParser<'t> {
     emit_pos: usize,
     /// The open region's field, if any.
     region: Option<usize>,
-    region_text: String,
+    /// Where the open region's raw text starts (absolute); it runs to the emit position.
+    region_start: usize,
     region_caps: Vec<(String, Option<String>)>,
     /// The watch set index in force and one scanner per watched delimiter.
     watch: usize,
@@ -75,7 +76,7 @@ impl<'t> ResponseParser<'t> {
             scan_pos: 0,
             emit_pos: 0,
             region: None,
-            region_text: String::new(),
+            region_start: 0,
             region_caps: Vec::new(),
             watch: 0,
             scanners: Vec::new(),
@@ -366,7 +367,7 @@ impl<'t> ResponseParser<'t> {
                     self.close_region(open, Vec::new(), found.start, events)?;
                 }
                 self.region = Some(f);
-                self.region_text.clear();
+                self.region_start = found.end;
                 self.region_caps = caps;
                 if let Some(field) = self.tpl.fields.get(f).filter(|_| !self.quiet) {
                     events.push(Event::RegionOpen { field: &field.name });
@@ -402,7 +403,7 @@ impl<'t> ResponseParser<'t> {
                 return;
             };
             self.region = Some(implicit);
-            self.region_text.clear();
+            self.region_start = self.base + from_rel;
             self.region_caps.clear();
             if let Some(field) = self.tpl.fields.get(implicit).filter(|_| !self.quiet) {
                 events.push(Event::RegionOpen { field: &field.name });
@@ -414,7 +415,6 @@ impl<'t> ResponseParser<'t> {
         let Some(text) = self.buf.get(from_rel..to_rel) else {
             return;
         };
-        self.region_text.push_str(text);
         if self.quiet {
             return;
         }
@@ -441,10 +441,12 @@ impl<'t> ResponseParser<'t> {
                 .with_field(&field.name)
                 .with_offset(offset)
         };
-        let raw = std::mem::take(&mut self.region_text);
+        let raw_from = self.region_start.saturating_sub(self.base);
+        let raw_to = offset.saturating_sub(self.base);
+        let raw = self.buf.get(raw_from..raw_to).unwrap_or_default();
         let content = field
             .content
-            .parse(&raw)
+            .parse(raw)
             .map_err(|e| fail(format!("Field '{}': {e}", field.name)))?;
         let mut value = match &field.transform {
             None => content,
@@ -560,7 +562,16 @@ impl<'t> ResponseParser<'t> {
             .map(|s| s.pos().max(self.skipped_to))
             .min()
             .unwrap_or(self.emit_pos);
-        let keep_from = self.emit_pos.min(scanned).saturating_sub(self.base);
+        let region = if self.region.is_some() {
+            self.region_start
+        } else {
+            usize::MAX
+        };
+        let keep_from = self
+            .emit_pos
+            .min(scanned)
+            .min(region)
+            .saturating_sub(self.base);
         if keep_from < 4096 || keep_from * 2 < self.buf.len() {
             return;
         }
