@@ -137,3 +137,21 @@ fn prefix_cut() {
     let t = t.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(t.cut_prefix("<t1>a<t2>b"), "b");
 }
+
+#[test]
+fn from_path_accepts_a_tokenizer_config() {
+    let dir = std::env::temp_dir().join(format!("chatparse-rt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.join("tokenizer_config.json");
+    let config = json!({"model_max_length": 8, "response_template": {"start_anchor": "A", "fields": {"x": {"open": "<x>"}}}});
+    std::fs::write(&path, config.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let t = ResponseTemplate::from_path(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.field_names().collect::<Vec<_>>(), ["x"]);
+    assert_eq!(
+        ResponseTemplate::from_path(dir.join("missing.json"))
+            .map(|_| ())
+            .map_err(|e| e.kind()),
+        Err(ErrorKind::Load)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
