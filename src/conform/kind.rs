@@ -2,6 +2,7 @@
 
 use super::common_affix::CommonAffixRunner;
 use super::diff_split::DiffSplitRunner;
+use super::response_template::ResponseTemplateRunner;
 use super::runner::CaseRunner;
 use super::segments::SegmentsRunner;
 use serde_json::Value;
@@ -64,7 +65,8 @@ impl CaseKind {
             CaseKind::DiffSplit => Some(&DiffSplitRunner),
             CaseKind::Segments => Some(&SegmentsRunner),
             CaseKind::CommonAffix => Some(&CommonAffixRunner),
-            CaseKind::Chat | CaseKind::ResponseTemplate | CaseKind::Analysis => None,
+            CaseKind::ResponseTemplate => Some(&ResponseTemplateRunner),
+            CaseKind::Chat | CaseKind::Analysis => None,
         }
     }
 }

@@ -27,6 +27,7 @@ mod common_affix;
 mod diff_split;
 mod kind;
 mod report;
+mod response_template;
 mod runner;
 mod segments;
 #[cfg(test)]
