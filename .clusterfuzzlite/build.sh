@@ -3,9 +3,10 @@
 # $OUT the binary, its seed corpus (corpus/<target>/ as <target>_seed_corpus.zip) and its
 # libFuzzer dictionary (fuzz/dict/<target>.dict as <target>.dict).
 #
-# Runs in the builder image (cwd $SRC/chatparse; the image's cargo wrapper adds the sanitizer
-# flags). To check it without Docker: OUT=$(mktemp -d) SRC=$PWD/.. .clusterfuzzlite/build.sh
-cd "$(dirname "$0")/.."
+# Runs in the builder image as $SRC/build.sh with cwd $SRC/chatparse (the Dockerfile's WORKDIR;
+# the image sets the sanitizer flags). To check it without Docker, from the repository root:
+# OUT=$(mktemp -d) .clusterfuzzlite/build.sh
+[ -f fuzz/Cargo.toml ] || cd "$(dirname "$0")/.."
 
 # The builder image pins its nightly in RUSTUP_TOOLCHAIN; elsewhere use the installed nightly.
 export RUSTUP_TOOLCHAIN="${RUSTUP_TOOLCHAIN:-nightly}"

@@ -46,7 +46,7 @@ targets() {
        bin && $1 == "name" { gsub(/"/, "", $3); print $3 }' fuzz/Cargo.toml
 }
 
-is_target() { targets | grep -qx "$1" || { echo "unknown fuzz target: $1 (see: $0 list)" >&2; exit 2; }; }
+is_target() { targets | grep -x "$1" >/dev/null || { echo "unknown fuzz target: $1 (see: $0 list)" >&2; exit 2; }; }
 
 have_nightly() { rustup toolchain list 2>/dev/null | grep -q '^nightly'; }
 
@@ -74,7 +74,9 @@ record_stats() { # target log corpus-dir status
   execs=$(grep -h '^stat::number_of_executed_units' "$log" | awk '{ s += $2 } END { print s + 0 }')
   cov=$(grep -ho 'cov: [0-9]*' "$log" | tail -n 1 | awk '{ print $2 }')
   ft=$(grep -ho 'ft: [0-9]*' "$log" | tail -n 1 | awk '{ print $2 }')
-  units=$(find "$corpus" -type f | wc -l)
+  # libFuzzer's corpus (all corpus dirs, as loaded and grown), else the files of the first dir.
+  units=$(grep -ho 'corp: [0-9]*' "$log" | tail -n 1 | awk '{ print $2 }')
+  [ -n "$units" ] || units=$(find "$corpus" -type f | wc -l)
   printf '%s %s %s %s %s %s\n' "$target" "${execs:-0}" "${cov:--}" "${ft:--}" "$units" "$status" \
     >>"$STATS_DIR/stats"
 }
@@ -258,11 +260,11 @@ case "${1:-smoke}" in
     mkdir -p "tests/regressions/$t"
     [ -e "$dest" ] && { echo "$dest exists; pick another NAME" >&2; exit 2; }
     tmin_input "$t" "$file" "$dest"
-    echo "stored $dest; check it with: cargo test --test fuzz_regressions"
-    echo "(it fails until the bug is fixed; commit the case with the fix)"
+    echo "stored $dest; replay: cargo test --test fuzz_regressions -- --nocapture"
+    echo "(it fails until the bug is fixed; commit it together with the fix)"
     ;;
   *)
-    sed -n '4,24p' "$0" >&2
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2
     exit 2
     ;;
 esac
