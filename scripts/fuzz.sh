@@ -100,7 +100,9 @@ run_target() { # target seconds corpus-dirs...
   echo "--- fuzz $target for ${seconds}s"
   if ! cargo +nightly fuzz run "${BUILD_FLAGS[@]}" "$target" "$@" -- \
       -max_total_time="$seconds" "${flags[@]}" >"$log" 2>&1; then
-    tail -n 40 "$log"
+    # What failed, without the stack and the input's byte dump (full log: rerun with repro).
+    grep -E -A2 'panicked at|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY:|Test unit written' \
+      "$log" | grep -v '^[[:space:]]*\[[0-9, ]*\]$' | cut -c1-400 | head -n 30
     echo "FAIL: fuzz target $target found a crash; inputs are in fuzz/artifacts/$target/"
     status=CRASH
   fi

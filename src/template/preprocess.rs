@@ -242,7 +242,8 @@ fn find_endraw(s: &str) -> Option<usize> {
     let mut from = 2;
     while let Some(i) = s[from..].find("{%") {
         let open = from + i;
-        let close = open + s[open..].find("%}")? + 2;
+        // Search after the `{%`: in `{%}` the `%` must not count twice.
+        let close = open + 2 + s[open + 2..].find("%}")? + 2;
         let inner = s[open + 2..close - 2].trim_matches(|c: char| c == '-' || c == '+');
         if inner.trim() == "endraw" {
             return Some(close);
@@ -292,6 +293,19 @@ mod tests {
             rw("{%+generation%}x{%-endgeneration+%}"),
             "{%+if true%}x{%-endif+%}"
         );
+    }
+
+    #[test]
+    fn unclosed_raw_with_overlapping_delimiters() {
+        // Found by fuzzing: `{%}` inside a raw block made `find_endraw` slice backwards.
+        for src in [
+            "{%raw%}set{%}",
+            "{%raw%}generation{%}",
+            "{% raw %}{%}{%-%}{% endraw %}",
+        ] {
+            assert_eq!(ns(src), src);
+            assert_eq!(rw(src), src);
+        }
     }
 
     #[test]
