@@ -221,6 +221,65 @@ fn namespace_lists_are_mutable() {
 }
 
 #[test]
+fn namespace_assignments_refuse_cycles_and_deep_values() {
+    // Plain attribute assignment still works, also through a namespace stored in a namespace,
+    // and in tags with whitespace control or a `%}` inside a string.
+    check(
+        "{% set ns = namespace(a=1, inner=namespace(x=0)) %}{%- set ns.a = ns.a + 1 -%}\
+         {% set ns.inner.x = '%}' %}{% set ns.t = 1, 2 %}{{ ns.a }}{{ ns.inner.x }}{{ ns.t }}\
+         {{ ns.missing is defined }}",
+        json!({}),
+        "2%}(1, 2)False",
+    );
+    // minijinja 3.0.5 overflows the stack comparing two namespaces that contain themselves.
+    let err = render_with(
+        "{% set a = namespace() %}{% set b = namespace() %}{% set a.me = a %}\
+         {% set b.me = b %}{{ a == b }}",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(err.message().contains("cannot contain itself"), "{err}");
+    let err = render_with(
+        "{% set a = namespace() %}{% set b = namespace(other=a) %}{% set a.x = [{'b': b}] %}",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(err.message().contains("cannot contain itself"), "{err}");
+    // A loop nesting a value one level per iteration would overflow the stack on drop.
+    let err = render_with(
+        "{% set ns = namespace(v=[]) %}{% for i in range(100000) %}{% set ns.v = [ns.v] %}\
+         {% endfor %}",
+        json!({}),
+    )
+    .unwrap_err();
+    assert!(err.message().contains("nested more than"), "{err}");
+    // Forms that are not rewritten cannot assign to our namespaces: an error, never a cycle.
+    for source in [
+        "{% set a = namespace() %}{% set (a.me) = a %}",
+        "{% set a = namespace() %}{% set a.me, x = a, 1 %}",
+        "{% set a = namespace() %}{% set a.me %}x{% endset %}",
+    ] {
+        let err = render_with(source, json!({})).unwrap_err();
+        assert!(
+            err.message().contains("can only assign to namespaces"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn template_engine_panics_are_render_errors() {
+    // minijinja 3.0.5 indexes an empty vector for a negative-step slice of an empty sequence.
+    for source in ["{{ ''[::-1] }}", "{{ ()[::-1] }}", "{{ 'abc'[0:2:-1] }}"] {
+        let result = render_with(source, json!({}));
+        if let Err(err) = result {
+            assert_eq!(err.kind(), TemplateErrorKind::Render, "{source}: {err}");
+        }
+    }
+    check("{{ 'abc'[::-1] }}", json!({}), "cba");
+}
+
+#[test]
 fn python_methods_on_strings_and_dicts() {
     check(
         "{{ 'a,b,c'.split(',') }} {{ ' x '.strip() }} {{ d.get('k', 'none') }} {{ 'a b c'.rsplit(' ', 1) }} {{ 'pre_x'.removeprefix('pre_') }}",

@@ -1,45 +1,11 @@
-//! Fuzzes the diff helpers with arbitrary string pairs.
+//! Fuzzes the diff helpers with arbitrary string pairs; the body (input encoding, checked
+//! properties) is `common/diff.rs`, shared with the regression replay.
 //!
-//! Input encoding: the bytes before the first NUL are `a`, the bytes after it are `b` (no NUL:
-//! `b` is empty); each half is decoded as UTF-8 with invalid sequences replaced. Seeds live in
-//! `corpus/diff/` at the repository root:
-//! `cargo fuzz run diff ../corpus/diff` (from `fuzz/`, nightly).
-//!
-//! Checked: no panic; the split rebuilds both inputs and cuts no marker (`check_split`);
-//! segmentation joins back to its input on char boundaries; the common-affix helpers return
-//! slices of `full`.
+//! `cargo +nightly fuzz run diff ../corpus/diff` (from `fuzz/`), or `scripts/fuzz.sh run diff`.
 
 #![no_main]
 
-use chatparse::diff::{
-    after_common_suffix, check_split, diff_split, segments, until_common_prefix,
-};
-use libfuzzer_sys::fuzz_target;
+#[path = "common/diff.rs"]
+mod body;
 
-fuzz_target!(|data: &[u8]| {
-    let (a, b) = match data.iter().position(|&byte| byte == 0) {
-        Some(nul) => (&data[..nul], &data[nul + 1..]),
-        None => (data, &[][..]),
-    };
-    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
-
-    let split = diff_split(&a, &b);
-    if let Err(breach) = check_split(&a, &b, &split) {
-        panic!("{breach}");
-    }
-
-    for text in [&a, &b] {
-        let mut joined = String::new();
-        for segment in segments(text) {
-            assert!(!segment.text.is_empty());
-            assert!(text.is_char_boundary(segment.offset) && text.is_char_boundary(segment.end()));
-            joined.push_str(segment.text);
-        }
-        assert_eq!(&joined, text.as_ref());
-    }
-
-    let before = until_common_prefix(&a, &b, &split.suffix);
-    assert!(a.starts_with(before));
-    let after = after_common_suffix(&b, &a, &split.prefix);
-    assert!(b.ends_with(after));
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| body::run(data));

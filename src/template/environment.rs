@@ -14,7 +14,7 @@
 use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 
-use super::{filters, globals, python, tests_jinja};
+use super::{filters, globals, python, tests_jinja, value};
 
 /// Resource limits of one render; exceeding one is a [`TemplateErrorKind::Limit`] error.
 ///
@@ -80,5 +80,6 @@ pub(crate) fn build(limits: Limits) -> Result<Environment<'static>, Error> {
     env.add_function("raise_exception", globals::raise_exception);
     env.add_function("strftime_now", globals::strftime_now);
     env.add_function("namespace", globals::namespace);
+    env.add_function(value::SETATTR_FN, value::set_attr);
     Ok(env)
 }

@@ -7,12 +7,16 @@
 //!   renderer passes in the reserved context variable [`CLOCK_VAR`].
 //! - `namespace(...)`: like Jinja2's, but list values become [`MutableList`]s so that
 //!   `ns.items.append(x)` mutates; names starting with `_` are rejected as transformers does.
+//!   It makes our own [`Namespace`] object, whose attributes only `{% set ns.attr = value %}`
+//!   (rewritten to a `__chatparse_setattr` call) changes, with cycle and depth checks.
+
+use std::sync::Arc;
 
 use minijinja::value::{Rest, ValueKind, ValueOrKwargs};
 use minijinja::{Error, ErrorKind, State, Value};
 
 use super::strftime::strftime;
-use super::value::{MutableList, ValueMap};
+use super::value::{MutableList, Namespace};
 
 /// Prefix that marks the detail of a `raise_exception` error.
 pub(crate) const RAISED_PREFIX: &str = "raise_exception: ";
@@ -45,7 +49,7 @@ pub(crate) fn strftime_now(state: &State, format: &str) -> Result<Value, Error> 
 
 /// transformers' `namespace(...)`, with mutable lists.
 pub(crate) fn namespace(args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
-    let mut attrs = ValueMap::new();
+    let mut attrs = Vec::new();
     for arg in args.into_values() {
         if arg.kind() != ValueKind::Map {
             return Err(Error::new(
@@ -67,10 +71,12 @@ pub(crate) fn namespace(args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
                 ));
             }
             let value = arg.get_item(&key)?;
-            attrs.insert(key, MutableList::wrap(value));
+            if let Some(name) = key.as_str() {
+                attrs.push((Arc::from(name), MutableList::wrap(value)));
+            }
         }
     }
-    minijinja::functions::namespace(Some(ValueOrKwargs::from(Value::from(attrs))))
+    Ok(Namespace::new_value(attrs))
 }
 
 /// Python methods on values: our additions first, then minijinja-contrib's `pycompat`.

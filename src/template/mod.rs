@@ -18,7 +18,8 @@
 //! - `tests_jinja`: Jinja2's `iterable` and `sequence` tests;
 //! - `globals`: `raise_exception`, `strftime_now`, `namespace` (with mutable lists, see
 //!   `value`), and extra Python string methods on top of minijinja-contrib's `pycompat`;
-//! - `preprocess`: `{% generation %}` blocks are rewritten to `{% if true %}` before compiling;
+//! - `preprocess`: `{% generation %}` blocks are rewritten to `{% if true %}` before compiling,
+//!   and `{% set ns.attr = value %}` to a checked `{% do __chatparse_setattr(...) %}`;
 //! - `render`: transformers' context (`tools`/`documents` are `none` when absent) and its
 //!   reasoning-field aliasing (`reasoning_content`/`thinking`/`reasoning`).
 //!
@@ -35,15 +36,20 @@
 //! - Python's `'%s' % x` string formatting is not supported (a render error; no shared
 //!   template uses it; `'{}'.format(x)` works);
 //! - `strftime_now` formats in UTC (transformers uses the local time zone).
+//! - assigning a namespace attribute in a `{% set ns.attr %}...{% endset %}` block or a tuple
+//!   target (`{% set ns.a, b = ... %}`) is a render error (no shared template does; see Limits).
 //!
 //! **Limits:** templates are untrusted code. Each render has a fuel budget (instructions) and a
 //! recursion limit ([`Limits`]); exceeding one is an error of kind [`TemplateErrorKind::Limit`],
 //! never a hang. Memory is not metered: a template that doubles a string in a tight loop can
-//! allocate a lot before the fuel runs out. A mutable list cannot be made to contain itself
-//! (that is a render error), but minijinja 3.0.5 itself overflows the stack (aborting the
-//! process) when a template compares two distinct namespaces that each contain themselves
-//! (`{% set a.me = a %}...{{ a == b }}`); run untrusted templates in a separate process if that
-//! matters.
+//! allocate a lot before the fuel runs out. Neither a mutable list nor a namespace can be made to
+//! contain itself or to hold values nested more than 64 levels deep (a render error): minijinja
+//! compares, prints and drops values recursively, so `{% set a.me = a %}...{{ a == b }}` or a
+//! loop nesting a list once per iteration would overflow the stack. `{% set ns.attr = value %}`
+//! is rewritten (by `preprocess`) into a checked call; other assignment forms to namespace
+//! attributes (`{% set ns.attr %}` blocks, tuple targets) are render errors. A panic inside
+//! minijinja during a render (3.0.5 panics on a negative-step slice of an empty string,
+//! `''[::-1]`) becomes a render error.
 //!
 //! **Cost:** compiling happens once in [`ChatTemplate::new`]; a render converts the input to
 //! template values and runs the compiled program (microseconds for typical templates, see

@@ -1,4 +1,5 @@
-//! Source pre-pass for transformers' `{% generation %}` extension tag.
+//! Source pre-passes: transformers' `{% generation %}` extension tag, and checked namespace
+//! attribute assignments ([`rewrite_namespace_sets`]).
 //!
 //! transformers registers an `AssistantTracker` Jinja extension whose
 //! `{% generation %}...{% endgeneration %}` block renders its body unchanged (it only records
@@ -69,6 +70,140 @@ pub(crate) fn rewrite_generation_tags(source: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Rewrites each `{% set a.b = expr %}` (a dotted target: namespace attribute assignment) into
+/// `{% do __chatparse_setattr(a, "b", (expr)) %}`, which refuses cycles and very deep values (see
+/// [`super::value::Namespace`]). Delimiters and their whitespace-control markers are kept, and
+/// no newline is added, so whitespace handling and line numbers are unchanged. Tags in
+/// comments and `{% raw %}` blocks are left alone. A form this does not recognise stays as is
+/// and fails at render time (our namespaces accept no plain `set` assignment).
+pub(crate) fn rewrite_namespace_sets(source: &str) -> Cow<'_, str> {
+    if !source.contains("set") {
+        return Cow::Borrowed(source);
+    }
+    let mut out = String::with_capacity(source.len() + 64);
+    let mut rest = source;
+    let mut changed = false;
+    while let Some(open) = find_delimiter(rest) {
+        let (before, from_open) = rest.split_at(open);
+        out.push_str(before);
+        let end = match &from_open[..2] {
+            "{#" => from_open.find("#}").map(|i| i + 2),
+            "{{" => find_close(from_open, "}}"),
+            _ => find_close(from_open, "%}"),
+        };
+        let Some(end) = end else {
+            out.push_str(from_open);
+            rest = "";
+            break;
+        };
+        let tag = &from_open[..end];
+        if from_open.starts_with("{%") {
+            if let Some(("raw", _)) = keyword(tag) {
+                let end = find_endraw(from_open).unwrap_or(from_open.len());
+                out.push_str(&from_open[..end]);
+                rest = &from_open[end..];
+                continue;
+            }
+            if let Some(rewritten) = rewrite_set_tag(tag) {
+                out.push_str(&rewritten);
+                changed = true;
+                rest = &from_open[end..];
+                continue;
+            }
+        }
+        out.push_str(tag);
+        rest = &from_open[end..];
+    }
+    if !changed {
+        return Cow::Borrowed(source);
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// Offset of the next `{{`, `{%` or `{#`.
+fn find_delimiter(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b'{', &bytes[from..]) {
+        let at = from + i;
+        if matches!(bytes.get(at + 1), Some(b'{' | b'%' | b'#')) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The end offset of the tag opening `s` (just past `close`), skipping string literals and, for
+/// `}}`, braces nested inside the expression.
+fn find_close(s: &str, close: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = 2;
+    let mut depth = 0usize;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' if close == "}}" => depth += 1,
+            b'}' if close == "}}" && depth > 0 => depth -= 1,
+            _ if bytes[i..].starts_with(close.as_bytes()) => return Some(i + close.len()),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `{% set a.b.c = expr %}` as `{% do __chatparse_setattr(a.b, "c", (expr)) %}`; `None` for
+/// any other tag.
+fn rewrite_set_tag(tag: &str) -> Option<String> {
+    let bytes = tag.as_bytes();
+    let inner_start = 2 + usize::from(matches!(bytes.get(2), Some(b'-' | b'+')));
+    let mut inner_end = tag.len() - 2;
+    if inner_end > inner_start && matches!(bytes[inner_end - 1], b'-' | b'+') {
+        inner_end -= 1;
+    }
+    let inner = tag.get(inner_start..inner_end)?;
+    let rest = inner.trim_start().strip_prefix("set")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let mut rest = rest.trim_start();
+    let mut parts = Vec::new();
+    loop {
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let ident = &rest[..len];
+        if ident.is_empty() || ident.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        parts.push(ident);
+        rest = rest[len..].trim_start();
+        match rest.strip_prefix('.') {
+            Some(after) => rest = after.trim_start(),
+            None => break,
+        }
+    }
+    let expr = rest.strip_prefix('=')?;
+    if parts.len() < 2 || expr.starts_with('=') || expr.trim().is_empty() {
+        return None;
+    }
+    let (attr, base) = parts.split_last()?;
+    Some(format!(
+        "{} do {}({}, \"{attr}\", ({expr})) {}",
+        &tag[..inner_start],
+        super::value::SETATTR_FN,
+        base.join("."),
+        &tag[inner_end..],
+    ))
+}
+
 /// Offset of the next `{%` or `{#`.
 fn find_open(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
@@ -107,7 +242,8 @@ fn find_endraw(s: &str) -> Option<usize> {
     let mut from = 2;
     while let Some(i) = s[from..].find("{%") {
         let open = from + i;
-        let close = open + s[open..].find("%}")? + 2;
+        // Search after the `{%`: in `{%}` the `%` must not count twice.
+        let close = open + 2 + s[open + 2..].find("%}")? + 2;
         let inner = s[open + 2..close - 2].trim_matches(|c: char| c == '-' || c == '+');
         if inner.trim() == "endraw" {
             return Some(close);
@@ -120,6 +256,26 @@ fn find_endraw(s: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::rewrite_generation_tags as rw;
+    use super::rewrite_namespace_sets as ns;
+
+    #[test]
+    fn rewrites_namespace_sets() {
+        assert_eq!(
+            ns("{%- set ns.a = x + 1 -%}"),
+            "{%- do __chatparse_setattr(ns, \"a\", ( x + 1 )) -%}"
+        );
+        assert_eq!(
+            ns("{% set a . b.c= '%}', 2%}"),
+            "{% do __chatparse_setattr(a.b, \"c\", ( '%}', 2)) %}"
+        );
+        for same in [
+            "{% set x = 1 %}{% set ns.x %}b{% endset %}{% set ns.a == 1 %}",
+            "{{ '{% set ns.a = 1 %}' }}{# {% set ns.a = 1 %} #}",
+            "{% raw %}{% set ns.a = 1 %}{% endraw %}{% settle ns.a = 1 %}",
+        ] {
+            assert!(matches!(ns(same), std::borrow::Cow::Borrowed(_)), "{same}");
+        }
+    }
 
     #[test]
     fn untouched_without_tags() {
@@ -137,6 +293,19 @@ mod tests {
             rw("{%+generation%}x{%-endgeneration+%}"),
             "{%+if true%}x{%-endif+%}"
         );
+    }
+
+    #[test]
+    fn unclosed_raw_with_overlapping_delimiters() {
+        // Found by fuzzing: `{%}` inside a raw block made `find_endraw` slice backwards.
+        for src in [
+            "{%raw%}set{%}",
+            "{%raw%}generation{%}",
+            "{% raw %}{%}{%-%}{% endraw %}",
+        ] {
+            assert_eq!(ns(src), src);
+            assert_eq!(rw(src), src);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::Map;
 use super::environment::{self, Limits};
 use super::error::{TemplateError, TemplateErrorKind};
 use super::globals::CLOCK_VAR;
-use super::preprocess::rewrite_generation_tags;
+use super::preprocess::{rewrite_generation_tags, rewrite_namespace_sets};
 use super::value::{from_json, ValueMap};
 
 /// Where `strftime_now` takes "now" from.
@@ -173,7 +173,8 @@ impl ChatTemplate {
         let source = source.into();
         let mut env =
             environment::build(limits).map_err(|e| TemplateError::from_minijinja(&name, &e))?;
-        let rewritten = rewrite_generation_tags(&source).into_owned();
+        let rewritten = rewrite_generation_tags(&source);
+        let rewritten = rewrite_namespace_sets(&rewritten).into_owned();
         env.add_template_owned(name.clone(), rewritten)
             .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
         Ok(ChatTemplate { name, source, env })
@@ -232,9 +233,25 @@ impl ChatTemplate {
         if let Clock::Fixed(t) = input.clock {
             ctx.insert(Value::from(CLOCK_VAR), Value::from(t));
         }
-        let rendered = template
-            .render(Value::from(ctx))
-            .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
+        // minijinja 3.0.5 can panic on some inputs (a negative-step slice of an empty string or
+        // tuple, `""[::-1]`, indexes an empty vector); such a panic becomes a render error.
+        let ctx = Value::from(ctx);
+        let rendered =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| template.render(ctx)))
+                .map_err(|panic| {
+                    let detail = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    TemplateError::new(
+                        TemplateErrorKind::Render,
+                        &self.name,
+                        None,
+                        format!("the template engine panicked: {detail}"),
+                    )
+                })?
+                .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
         match continued {
             None => Ok(rendered),
             Some(original) => self.cut_at_continuation(rendered, &original),

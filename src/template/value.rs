@@ -8,6 +8,8 @@
 //! the lists of the render context stay ordinary immutable minijinja lists, and calling a mutating
 //! method on them is a render error rather than a silent no-op.
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use minijinja::value::{Enumerator, Object, ObjectRepr};
@@ -74,50 +76,189 @@ impl MutableList {
     }
 }
 
-/// Containers nested deeper than this cannot be stored in a mutable list.
+/// Containers nested deeper than this cannot be stored in a mutable list or a namespace.
 const MAX_NESTING: usize = 64;
 
-/// Whether `value` is `list` or contains it (through lists, maps and namespaces); values nested
-/// deeper than [`MAX_NESTING`] count as containing it. Storing such a value would create a cycle,
-/// and minijinja compares and prints containers recursively (a cycle would overflow the stack).
-fn would_cycle(list: &MutableList, value: &Value, depth: usize) -> bool {
+/// Values the store checks of one render may visit in total; beyond it, storing fails with an
+/// out-of-fuel error (fuel does not meter the checks, and a loop re-storing a growing list would
+/// otherwise make a render quadratic).
+const CHECK_BUDGET: usize = 2_000_000;
+
+/// The render's remaining [`CHECK_BUDGET`], kept in a render-local extension of the `State`.
+#[derive(Clone)]
+struct CheckBudget(Arc<AtomicUsize>);
+
+fn check_budget(state: &mut State) -> Arc<AtomicUsize> {
+    state
+        .get_or_insert_extension_with(|| CheckBudget(Arc::new(AtomicUsize::new(CHECK_BUDGET))))
+        .0
+        .clone()
+}
+
+/// Why a value cannot be stored in a container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// It is the container or contains it: storing it would create a cycle.
+    Cycle,
+    /// It is nested deeper than [`MAX_NESTING`].
+    TooDeep,
+    /// The render used up its [`CHECK_BUDGET`].
+    OverBudget,
+}
+
+/// Checks that `value` may be stored in the container that `is_self` recognises: it must not be
+/// the container or contain it (through lists, maps and namespaces), nor be nested deeper than
+/// [`MAX_NESTING`]. minijinja compares, prints and drops containers recursively, so a cycle or a
+/// very deep value would overflow the stack.
+fn check_store(
+    is_self: &dyn Fn(&Value) -> bool,
+    value: &Value,
+    depth: usize,
+    budget: &AtomicUsize,
+) -> Result<(), Refusal> {
     use minijinja::value::ValueKind;
-    if value
-        .downcast_object_ref::<MutableList>()
-        .is_some_and(|other| std::ptr::eq(other, list))
+    if budget
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+        .is_err()
     {
-        return true;
+        return Err(Refusal::OverBudget);
+    }
+    if is_self(value) {
+        return Err(Refusal::Cycle);
     }
     match value.kind() {
         ValueKind::Seq | ValueKind::Iterable | ValueKind::Map => {
             if depth >= MAX_NESTING {
-                return true;
+                return Err(Refusal::TooDeep);
             }
             let Ok(iter) = value.try_iter() else {
-                return false;
+                return Ok(());
             };
             let is_map = value.kind() == ValueKind::Map;
-            iter.into_iter().any(|item| {
+            for item in iter {
                 let item = if is_map {
                     value.get_item(&item).unwrap_or_default()
                 } else {
                     item
                 };
-                would_cycle(list, &item, depth + 1)
-            })
+                check_store(is_self, &item, depth + 1, budget)?;
+            }
+            Ok(())
         }
-        _ => false,
+        _ => Ok(()),
     }
 }
 
-fn check_no_cycle(list: &MutableList, values: &[Value]) -> Result<(), Error> {
-    if values.iter().any(|v| would_cycle(list, v, 0)) {
-        return Err(Error::new(
-            ErrorKind::InvalidOperation,
-            "a list cannot contain itself (or values nested too deeply)",
-        ));
+fn check_values(
+    what: &str,
+    is_self: &dyn Fn(&Value) -> bool,
+    values: &[Value],
+    budget: &AtomicUsize,
+) -> Result<(), Error> {
+    for value in values {
+        match check_store(is_self, value, 0, budget) {
+            Ok(()) => {}
+            Err(Refusal::Cycle) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!("a {what} cannot contain itself"),
+                ))
+            }
+            Err(Refusal::TooDeep) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!(
+                        "a {what} cannot store values nested more than {MAX_NESTING} levels deep"
+                    ),
+                ))
+            }
+            Err(Refusal::OverBudget) => {
+                return Err(Error::new(
+                    ErrorKind::OutOfFuel,
+                    format!(
+                        "storing into a {what}: more than {CHECK_BUDGET} values checked in \
+                         this render"
+                    ),
+                ))
+            }
+        }
     }
     Ok(())
+}
+
+fn check_no_cycle(list: &MutableList, values: &[Value], state: &mut State) -> Result<(), Error> {
+    let is_self = |v: &Value| {
+        v.downcast_object_ref::<MutableList>()
+            .is_some_and(|other| std::ptr::eq(other, list))
+    };
+    check_values("list", &is_self, values, &check_budget(state))
+}
+
+/// A Jinja2 `namespace()`: a map of attributes that `{% set ns.attr = value %}` changes.
+///
+/// minijinja's own namespace object accepts any value in `{% set %}`, including the namespace
+/// itself, and minijinja 3.0.5 overflows the stack comparing two namespaces that contain
+/// themselves. This one behaves the same when read (a map with sorted keys) but has no minijinja
+/// `{% set %}` support: [`super::preprocess`] rewrites each `{% set a.b = expr %}` into
+/// `{% do __chatparse_setattr(a, "b", (expr)) %}`, and [`set_attr`] refuses values that contain
+/// the namespace or are nested too deeply. Any other assignment form (`{% set a.b %}` blocks,
+/// tuple targets) is a render error ("can only assign to namespaces"), never a cycle.
+#[derive(Debug, Default)]
+pub(crate) struct Namespace {
+    attrs: Mutex<BTreeMap<Arc<str>, Value>>,
+}
+
+impl Namespace {
+    /// A namespace value with the given attributes.
+    pub(crate) fn new_value(attrs: impl IntoIterator<Item = (Arc<str>, Value)>) -> Value {
+        Value::from_object(Namespace {
+            attrs: Mutex::new(attrs.into_iter().collect()),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<Arc<str>, Value>> {
+        self.attrs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Object for Namespace {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.lock().get(key.as_str()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.lock().keys().cloned().map(Value::from).collect())
+    }
+}
+
+/// The name of the global that `{% set ns.attr = value %}` statements are rewritten to call.
+pub(crate) const SETATTR_FN: &str = "__chatparse_setattr";
+
+/// `__chatparse_setattr(namespace, name, value)`: `{% set namespace.name = value %}`.
+pub(crate) fn set_attr(
+    state: &mut State,
+    target: &Value,
+    name: &str,
+    value: Value,
+) -> Result<Value, Error> {
+    let Some(ns) = target.downcast_object_ref::<Namespace>() else {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("can only assign to namespaces, not {}", target.kind()),
+        ));
+    };
+    let is_self = |v: &Value| {
+        v.downcast_object_ref::<Namespace>()
+            .is_some_and(|other| std::ptr::eq(other, ns))
+    };
+    check_values(
+        "namespace",
+        &is_self,
+        std::slice::from_ref(&value),
+        &check_budget(state),
+    )?;
+    ns.lock().insert(Arc::from(name), value);
+    Ok(Value::from(()))
 }
 
 fn index_arg(len: usize, index: Option<&Value>, allow_end: bool) -> Result<usize, Error> {
@@ -174,7 +315,7 @@ impl Object for MutableList {
 
     fn call_method(
         self: &Arc<Self>,
-        _state: &mut State<'_, '_>,
+        state: &mut State<'_, '_>,
         method: &str,
         args: &[Value],
     ) -> Result<Value, Error> {
@@ -182,12 +323,12 @@ impl Object for MutableList {
         // (`l.extend(l)`), and iterating it locks too.
         if let ("extend", [xs]) = (method, args) {
             let more: Vec<Value> = xs.try_iter()?.collect();
-            check_no_cycle(self, &more)?;
+            check_no_cycle(self, &more, state)?;
             self.lock().extend(more);
             return Ok(Value::from(()));
         }
         if matches!(method, "append" | "insert") {
-            check_no_cycle(self, args)?;
+            check_no_cycle(self, args, state)?;
         }
         let mut items = self.lock();
         match (method, args) {
