@@ -11,8 +11,14 @@ use std::path::{Path, PathBuf};
 
 #[path = "../fuzz/fuzz_targets/common/diff.rs"]
 mod diff;
+#[path = "../fuzz/fuzz_targets/common/json.rs"]
+mod json;
+#[path = "../fuzz/fuzz_targets/common/peg.rs"]
+mod peg;
 #[path = "../fuzz/fuzz_targets/common/render_template.rs"]
 mod render_template;
+#[path = "../fuzz/fuzz_targets/common/response_template.rs"]
+mod response_template;
 
 /// A fuzz target's body: runs one input, panics on a violated property.
 type Body = fn(&[u8]);
@@ -20,7 +26,10 @@ type Body = fn(&[u8]);
 /// Fuzz targets whose body is shared with this replay: (target name, body).
 const TARGETS: &[(&str, Body)] = &[
     ("diff", diff::run),
+    ("json", json::run),
+    ("peg", peg::run),
     ("render_template", render_template::run),
+    ("response_template", response_template::run),
 ];
 
 /// Stack size of a replay thread: what a fuzz target gets on the main thread (8 MiB).
