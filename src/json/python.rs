@@ -1,0 +1,86 @@
+//! Normalising Python-dict text (`repr()` of dicts, lists, strings, numbers, booleans and
+//! `None`) to JSON.
+
+use super::scanner::{validate, Flavour, Scan};
+
+/// Why a Python-dict text could not be normalised.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid Python literal at byte {offset}: expected {expected}")]
+pub struct PythonError {
+    /// Byte offset of the offending byte.
+    pub offset: usize,
+    /// What was expected there.
+    pub expected: &'static str,
+}
+
+/// Rewrites a complete Python literal into JSON: `'...'` strings become `"..."` (with `"`
+/// escaped, `\'` unescaped and `\xHH` turned into `\u00HH`), `True`/`False`/`None` become
+/// `true`/`false`/`null`. Everything else is copied byte for byte. JSON input passes through
+/// unchanged.
+///
+/// ```
+/// use chatparse::json::python_to_json;
+/// assert_eq!(
+///     python_to_json(r#"{'a': 'it\'s "x"', 'b': [True, None]}"#).unwrap(),
+///     r#"{"a": "it's \"x\"", "b": [true, null]}"#
+/// );
+/// ```
+pub fn python_to_json(text: &str) -> Result<String, PythonError> {
+    match validate(text.as_bytes(), Flavour::Python, false) {
+        Scan::Complete(_) => {}
+        Scan::Fail { offset, expected } => return Err(PythonError { offset, expected }),
+        Scan::NeedMore => {
+            return Err(PythonError {
+                offset: text.len(),
+                expected: "complete value",
+            })
+        }
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                let quote = c;
+                out.push('"');
+                while let Some((_, c)) = chars.next() {
+                    match c {
+                        _ if c == quote => break,
+                        '"' => out.push_str("\\\""),
+                        '\\' => match chars.next().map(|(_, e)| e) {
+                            Some('\'') => out.push('\''),
+                            Some('x') => {
+                                out.push_str("\\u00");
+                                for _ in 0..2 {
+                                    if let Some((_, h)) = chars.next() {
+                                        out.push(h);
+                                    }
+                                }
+                            }
+                            Some(e) => {
+                                out.push('\\');
+                                out.push(e);
+                            }
+                            None => {}
+                        },
+                        _ => out.push(c),
+                    }
+                }
+                out.push('"');
+            }
+            'T' | 'F' | 'N' => {
+                let (word, skip) = match c {
+                    'T' => ("true", 3),
+                    'F' => ("false", 4),
+                    _ => ("null", 3),
+                };
+                out.push_str(word);
+                for _ in 0..skip {
+                    chars.next();
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    Ok(out)
+}
