@@ -7,6 +7,8 @@
 //! - [`json`]: JSON and Python-dict scanning used by the PEG engine's JSON parsers.
 //! - [`diff`]: the differential comparison helpers of the template analyzer (marker
 //!   segmentation, diff split, common prefix/suffix helpers).
+//! - [`analyze`]: the differential template analyzer (reasoning, content and tool-call
+//!   formats derived from renders of the chat template).
 //! - [`template`]: Hugging Face-compatible chat template rendering (minijinja).
 //! - [`response_template`]: Hugging Face-style declarative response templates.
 //! - [`message`]: the message layer: the request model, the parsed message and its conformance
@@ -15,6 +17,7 @@
 //! - [`cli`]: the `chatparse` command line.
 //! - [`shared_data`]: locating the read-only `../shared` data (templates, vectors, bench inputs).
 
+pub mod analyze;
 pub mod cli;
 pub mod conform;
 pub mod diff;

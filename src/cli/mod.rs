@@ -1,8 +1,10 @@
 //! The `chatparse` command line: argument parsing (clap) and one file per subcommand.
 //!
+//! - `chatparse analyze TEMPLATE` ([`analyze`]): the differential analysis of a chat template.
 //! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
 //! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.
 
+pub mod analyze;
 pub mod conform;
 pub mod diff;
 
@@ -19,6 +21,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Analyze(analyze::AnalyzeArgs),
     Diff(diff::DiffArgs),
     Conform(conform::ConformArgs),
 }
@@ -28,6 +31,7 @@ enum Command {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Analyze(args) => analyze::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Conform(args) => conform::run(&args),
     }

@@ -1,0 +1,81 @@
+//! Phase C: how assistant content is wrapped.
+//!
+//! The content-only turn body is `start + content + end`. When the template renders an empty
+//! reasoning block in every turn, that block is removed first. Markers that appear only after
+//! reasoning (found by phase R) make the mode [`ContentMode::WrappedWithReasoning`].
+
+use serde::{Deserialize, Serialize};
+
+use super::reasoning::{strip_residue, ReasoningOutcome};
+use super::scenario::CONTENT;
+
+/// How assistant content is wrapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContentMode {
+    /// No content markers.
+    Plain,
+    /// Content is always `start` content `end`.
+    AlwaysWrapped,
+    /// Content is wrapped only when reasoning precedes it.
+    WrappedWithReasoning,
+}
+
+/// The content part of an [`Analysis`](super::Analysis).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContentAnalysis {
+    /// How content is wrapped.
+    pub mode: ContentMode,
+    /// Opening marker (empty when plain).
+    pub start: String,
+    /// Closing marker (empty when plain or not told apart from the end of turn).
+    pub end: String,
+}
+
+impl ContentAnalysis {
+    /// Plain content.
+    pub fn plain() -> ContentAnalysis {
+        ContentAnalysis {
+            mode: ContentMode::Plain,
+            start: String::new(),
+            end: String::new(),
+        }
+    }
+}
+
+/// Runs phase C on the content-only turn body. `Err` when the content probe does not render.
+pub fn analyze(
+    content_body: &str,
+    reasoning: &ReasoningOutcome,
+) -> Result<ContentAnalysis, String> {
+    let at = content_body
+        .find(CONTENT)
+        .ok_or("assistant content does not render")?;
+    let mut pre = &content_body[..at];
+    let post = &content_body[at + CONTENT.len()..];
+    let r = &reasoning.analysis;
+    pre = strip_residue(pre, r);
+    // Text after the content with nothing before it is the end of a content turn (an
+    // end-of-turn token), not a wrapper.
+    if !pre.trim().is_empty() {
+        return Ok(ContentAnalysis {
+            mode: ContentMode::AlwaysWrapped,
+            start: pre.trim_start().to_owned(),
+            end: post.to_owned(),
+        });
+    }
+    let start = &reasoning.content_start_after_reasoning;
+    if !start.trim().is_empty() {
+        let end = reasoning
+            .reasoning_body
+            .as_deref()
+            .and_then(|b| b.rfind(CONTENT).map(|at| &b[at + CONTENT.len()..]))
+            .unwrap_or("");
+        return Ok(ContentAnalysis {
+            mode: ContentMode::WrappedWithReasoning,
+            start: start.clone(),
+            end: end.to_owned(),
+        });
+    }
+    Ok(ContentAnalysis::plain())
+}

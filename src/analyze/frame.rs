@@ -1,0 +1,245 @@
+//! The turn frame: where the assistant turn starts in a render, the header every assistant
+//! turn begins with, the footer it ends with, and what the generation prompt adds.
+//!
+//! A render of `[user, assistant]` minus the render of `[user]` (cut on a marker boundary) is
+//! the assistant *turn*. The *header* is the common start of several turns (content only,
+//! tool call, an earlier turn followed by another user message) and of the generation prompts
+//! with thinking on and off; the *footer* is the common end of a content turn and a tool-call
+//! turn. Between them is the *body*: what the model writes.
+
+use crate::template::{ArgumentsForm, TemplateError};
+
+use super::compare::Renderer;
+use super::markers::{aligned_prefix_len, aligned_suffix_len};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
+use crate::diff::segments;
+
+/// The frame of assistant turns, with the renders it was computed from.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// Render of the user message alone (no tools).
+    base: String,
+    /// Render of the user message alone with tools, when tool calls render.
+    base_tools: Option<String>,
+    /// The common start of assistant turns (`<|im_start|>assistant\n`).
+    pub header: String,
+    /// The common end of assistant turns (`<|im_end|>\n`); empty when it cannot be told apart
+    /// from the content (no tool-call turn to compare with).
+    pub footer: String,
+    /// The first segment of the generation prompt (anchors turns, see `turn_of`).
+    anchor: String,
+    /// The generation prompt after the header, thinking enabled.
+    pub prompt_thinking_on: String,
+    /// The generation prompt after the header, thinking disabled.
+    pub prompt_thinking_off: String,
+    /// The body of a turn with content [`CONTENT`] only.
+    pub content_body: String,
+    /// The body of a turn with one tool call of two arguments (empty content), if tool calls
+    /// render.
+    pub tool_body: Option<String>,
+}
+
+impl Frame {
+    /// Renders the frame scenarios. `tool_scenario` is the base scenario for tool-call turns
+    /// (tools passed, the arguments form that renders), or `None` when tools do not render.
+    pub fn build(
+        renderer: &Renderer<'_>,
+        tool_scenario: Option<&mut Scenario>,
+    ) -> Result<Frame, TemplateError> {
+        let user = Scenario::user_only();
+        let user_off = Scenario {
+            enable_thinking: false,
+            ..user.clone()
+        };
+        let base = renderer.render(&user)?;
+        let base_off = renderer.render(&user_off)?;
+        let gen_on = turn_of(
+            &base,
+            &renderer.render(&Scenario {
+                generation_prompt: true,
+                ..user.clone()
+            })?,
+            "",
+        );
+        let gen_off = turn_of(
+            &base_off,
+            &renderer.render(&Scenario {
+                generation_prompt: true,
+                ..user_off
+            })?,
+            "",
+        );
+        let anchor = segments(&gen_on).next().map_or("", |s| s.text).to_owned();
+        let content_turn = turn_of(
+            &base,
+            &renderer.render(&Scenario::with_turn(Turn::content(CONTENT)))?,
+            &anchor,
+        );
+        let earlier_turn = turn_of(
+            &base,
+            &renderer.render(&Scenario {
+                user_after: true,
+                ..Scenario::with_turn(Turn::content(CONTENT))
+            })?,
+            &anchor,
+        );
+        let mut tool = None;
+        if let Some(scenario) = tool_scenario {
+            let base_tools = renderer.render(scenario)?;
+            let name = ProbeSet::PRIMARY.fn_first;
+            // Calls that do not render with empty content are retried with null content, and
+            // with arguments as a JSON string.
+            let forms = [scenario.arguments, ArgumentsForm::String];
+            let attempts = forms
+                .iter()
+                .enumerate()
+                .filter(|(i, f)| *i == 0 || **f != forms[0])
+                .flat_map(|(_, f)| [(*f, false), (*f, true)]);
+            let original = scenario.arguments;
+            for (form, null) in attempts {
+                scenario.arguments = form;
+                scenario.null_call_content = null;
+                let with_call = scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], None);
+                let Ok(render) = renderer.render(&with_call) else {
+                    continue;
+                };
+                if render.matches(name).count() > base_tools.matches(name).count() {
+                    let turn = turn_of(&base_tools, &render, &anchor);
+                    tool = Some((base_tools, turn));
+                    break;
+                }
+            }
+            if tool.is_none() {
+                scenario.null_call_content = false;
+                scenario.arguments = original;
+            }
+        }
+
+        let mut header_len = aligned_prefix_len(&content_turn, &earlier_turn);
+        for other in [&gen_on, &gen_off]
+            .into_iter()
+            .chain(tool.as_ref().map(|(_, t)| t))
+        {
+            header_len = header_len.min(aligned_prefix_len(&content_turn[..header_len], other));
+        }
+        let header = content_turn[..header_len].to_owned();
+
+        let after_content = content_turn
+            .rfind(CONTENT)
+            .map_or("", |at| &content_turn[at + CONTENT.len()..]);
+        let footer = match &tool {
+            Some((_, turn)) => {
+                // Compared without trailing whitespace: turns may differ only in the newlines
+                // after their end marker.
+                let after_call = after_last_probe(turn, &ProbeSet::PRIMARY).trim_end();
+                let content_end = after_content.trim_end();
+                let n = aligned_suffix_len(content_end, after_call);
+                if n == 0 {
+                    after_content[content_end.len()..].to_owned()
+                } else {
+                    content_end[content_end.len() - n..].to_owned()
+                }
+            }
+            None => after_content.to_owned(),
+        };
+        let after_header = |turn: &str| {
+            turn.strip_prefix(header.as_str())
+                .unwrap_or(turn)
+                .to_owned()
+        };
+        let mut frame = Frame {
+            prompt_thinking_on: after_header(&gen_on),
+            prompt_thinking_off: after_header(&gen_off),
+            content_body: String::new(),
+            tool_body: None,
+            base_tools: None,
+            base,
+            anchor,
+            header,
+            footer,
+        };
+        frame.content_body = frame.body_of_turn(&content_turn);
+        if let Some((base_tools, turn)) = tool {
+            frame.tool_body = Some(frame.body_of_turn(&turn));
+            frame.base_tools = Some(base_tools);
+        }
+        Ok(frame)
+    }
+
+    /// The body of the assistant turn in `render` (a render of the user message followed by an
+    /// assistant turn; `tools`: rendered with the tool definitions).
+    pub fn body(&self, render: &str, tools: bool) -> String {
+        let base = match (&self.base_tools, tools) {
+            (Some(b), true) => b,
+            _ => &self.base,
+        };
+        self.body_of_turn(&turn_of(base, render, &self.anchor))
+    }
+
+    /// The body of the assistant turn in `render`, a render of `base` followed by a turn.
+    pub fn body_against(&self, base: &str, render: &str) -> String {
+        self.body_of_turn(&turn_of(base, render, &self.anchor))
+    }
+
+    /// A turn without the header, cut at the first footer after the last probe value.
+    fn body_of_turn(&self, turn: &str) -> String {
+        let body = turn.strip_prefix(self.header.as_str()).unwrap_or(turn);
+        if self.footer.is_empty() {
+            return body.to_owned();
+        }
+        let last = last_probe_end(body);
+        match body[last..].find(self.footer.as_str()) {
+            Some(at) => body[..last + at].to_owned(),
+            None => body.to_owned(),
+        }
+    }
+}
+
+/// The assistant turn of `render`: what it adds to `base` (cut on a marker boundary). When
+/// `base` has text after the insertion point (a template that appends instructions after the
+/// conversation), the insertion is rotated back so the turn starts with `anchor` (the start of
+/// the generation prompt) when that is consistent.
+fn turn_of(base: &str, render: &str, anchor: &str) -> String {
+    let k = aligned_prefix_len(base, render);
+    if k < base.len() && !anchor.is_empty() && !render[k..].starts_with(anchor) {
+        let inserted = render.len() - base.len();
+        let earliest = k.saturating_sub(anchor.len());
+        for start in (earliest..k).rev() {
+            if render.is_char_boundary(start)
+                && render[start..].starts_with(anchor)
+                && render.get(start + inserted..) == base.get(start..)
+            {
+                return render[start..start + inserted].to_owned() + &base[start..];
+            }
+        }
+    }
+    render[k..].to_owned()
+}
+
+/// The end of the last probe value (tool call, content or reasoning) in `text`, or 0.
+fn last_probe_end(text: &str) -> usize {
+    let (p, c) = (ProbeSet::PRIMARY, ProbeSet::CHECK);
+    p.all()
+        .iter()
+        .chain(c.all().iter())
+        .filter_map(|probe| text.rfind(probe).map(|at| at + probe.len()))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The text after the last occurrence of any tool-call probe of `probes` in `text`.
+pub fn after_last_probe<'a>(text: &'a str, probes: &ProbeSet) -> &'a str {
+    let end = [
+        probes.fn_first,
+        probes.arg_first,
+        probes.arg_second,
+        probes.value_first,
+        probes.value_second,
+        probes.id_first,
+    ]
+    .iter()
+    .filter_map(|p| text.rfind(p).map(|at| at + p.len()))
+    .max()
+    .unwrap_or(0);
+    &text[end..]
+}

@@ -1,0 +1,227 @@
+//! The differential template analyzer: derives the output format of a chat template (reasoning
+//! markers, content wrapping, tool-call format) by rendering it with controlled variations and
+//! diffing the renders. Nothing depends on the template's name or source text.
+//!
+//! # Pipeline
+//!
+//! 1. [`Capabilities::probe`]: what renders at all (tools, tool calls, parallel calls, ids,
+//!    arguments as object or string).
+//! 2. `frame`: the assistant turn header and footer, and the generation prompts with thinking
+//!    on and off (the *prefill*: what the prompt already wrote of the output).
+//! 3. `reasoning` (phases R1–R3): reasoning markers, delimiter style (empty start), scope, and
+//!    the prefill state for both thinking settings.
+//! 4. `content` (phase C1): content wrapping.
+//! 5. `tools` (phases T1–T7, A1–A2): format classification (JSON native, tag + JSON arguments,
+//!    tag + tagged arguments), section/per-call markers and separator, function-name markers,
+//!    argument markers, call-id position and markers, JSON field layout.
+//! 6. `validate`: every marker is checked on fresh renders with *other* probe values, and no
+//!    marker may contain a probe string. A part that fails is reported in
+//!    [`Analysis::unsupported`] and left empty, never returned with wrong markers.
+//!
+//! Every comparison goes through [`compare::compare`]; probe conversations come from
+//! [`scenario`]. Results are cached by template hash in [`cache`].
+
+pub mod cache;
+pub mod compare;
+pub mod content;
+mod frame;
+mod markers;
+pub mod reasoning;
+pub mod report;
+pub mod scenario;
+pub mod tools;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+use crate::template::{ArgumentsForm, Capabilities, ChatTemplate};
+
+pub use cache::{analyze_cached, AnalysisCache};
+pub use content::{ContentAnalysis, ContentMode};
+pub use reasoning::{
+    MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope, WithoutReasoning,
+};
+pub use tools::{
+    ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, ToolAnalysis,
+    ToolFormat,
+};
+
+use compare::Renderer;
+use frame::Frame;
+use scenario::Scenario;
+
+/// The part of an analysis a limitation applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// The whole template (nothing could be analysed).
+    Template,
+    /// Reasoning markers.
+    Reasoning,
+    /// Content wrapping.
+    Content,
+    /// Tool calls.
+    Tools,
+}
+
+/// A part of the format the analysis cannot express, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unsupported {
+    /// Which part.
+    pub part: Part,
+    /// Why.
+    pub reason: String,
+}
+
+/// The generation prompts, after the assistant turn header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenerationPrompt {
+    /// The header every assistant turn starts with (`<|im_start|>assistant\n`).
+    pub header: String,
+    /// What the prompt adds after the header with `enable_thinking` true.
+    pub thinking_on: String,
+    /// What the prompt adds after the header with `enable_thinking` false.
+    pub thinking_off: String,
+    /// The common end of assistant turns (end-of-turn marker), when it could be told apart.
+    pub turn_end: String,
+}
+
+/// Everything the analysis found out about a chat template's output format.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// What the template renders at all.
+    pub capabilities: Capabilities,
+    /// The assistant turn frame and generation prompts.
+    pub generation_prompt: GenerationPrompt,
+    /// Reasoning markers and prefill.
+    pub reasoning: ReasoningAnalysis,
+    /// Content wrapping.
+    pub content: ContentAnalysis,
+    /// Tool-call format (`None`: tool calls do not render, or their format is unsupported).
+    pub tools: Option<ToolAnalysis>,
+    /// Every non-empty marker, trimmed, deduplicated, in discovery order.
+    pub preserved_tokens: Vec<String>,
+    /// Parts the analysis cannot express, with reasons.
+    pub unsupported: Vec<Unsupported>,
+    /// How many renders the analysis took (capability probes excluded).
+    #[serde(skip)]
+    pub renders: u32,
+}
+
+impl Analysis {
+    fn empty(capabilities: Capabilities) -> Analysis {
+        Analysis {
+            capabilities,
+            generation_prompt: GenerationPrompt {
+                header: String::new(),
+                thinking_on: String::new(),
+                thinking_off: String::new(),
+                turn_end: String::new(),
+            },
+            reasoning: ReasoningAnalysis::none(),
+            content: ContentAnalysis::plain(),
+            tools: None,
+            preserved_tokens: Vec::new(),
+            unsupported: Vec::new(),
+            renders: 0,
+        }
+    }
+
+    fn unsupported(&mut self, part: Part, reason: impl Into<String>) {
+        self.unsupported.push(Unsupported {
+            part,
+            reason: reason.into(),
+        });
+    }
+
+    /// The reason `part` is unsupported, if it is.
+    pub fn unsupported_reason(&self, part: Part) -> Option<&str> {
+        self.unsupported
+            .iter()
+            .find(|u| u.part == part)
+            .map(|u| u.reason.as_str())
+    }
+}
+
+/// Analyses `template` (uncached; see [`analyze_cached`]).
+pub fn analyze(template: &ChatTemplate) -> Analysis {
+    let capabilities = Capabilities::probe(template);
+    let mut analysis = Analysis::empty(capabilities.clone());
+    let renderer = Renderer::new(template);
+    // Tool calls are probed even when capabilities say otherwise: some templates render calls
+    // without rendering the tool definitions, or reject the capability probe's call ids.
+    let mut tool_scenario = Some(Scenario {
+        tools: true,
+        arguments: match capabilities.arguments {
+            ArgumentsForm::String => ArgumentsForm::String,
+            _ => ArgumentsForm::Object,
+        },
+        ..Scenario::user_only()
+    });
+    let frame = match Frame::build(&renderer, tool_scenario.as_mut()) {
+        Ok(frame) => frame,
+        Err(e) => {
+            analysis.unsupported(Part::Template, format!("probe render failed: {e}"));
+            analysis.renders = renderer.renders();
+            return analysis;
+        }
+    };
+    analysis.generation_prompt = GenerationPrompt {
+        header: frame.header.clone(),
+        thinking_on: frame.prompt_thinking_on.clone(),
+        thinking_off: frame.prompt_thinking_off.clone(),
+        turn_end: frame.footer.clone(),
+    };
+
+    let reasoning = reasoning::analyze(&renderer, &frame, tool_scenario.as_ref());
+    if let Some(reason) = &reasoning.unsupported {
+        analysis.unsupported(Part::Reasoning, reason.clone());
+    }
+    analysis.reasoning = reasoning.analysis.clone();
+    match content::analyze(&frame.content_body, &reasoning) {
+        Ok(content) => analysis.content = content,
+        Err(reason) => analysis.unsupported(Part::Content, reason),
+    }
+    let tools_render = frame.tool_body.is_some() || capabilities.tools;
+    if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
+        match tools::analyze(
+            &renderer,
+            &frame,
+            scenario,
+            &capabilities,
+            &analysis.reasoning,
+            &analysis.content,
+        ) {
+            Ok(t) => analysis.tools = Some(t),
+            Err(reason) => analysis.unsupported(Part::Tools, reason),
+        }
+    }
+    validate::validate(&renderer, &frame, tool_scenario.as_ref(), &mut analysis);
+    analysis.preserved_tokens = collect_preserved_tokens(&analysis);
+    analysis.renders = renderer.renders();
+    analysis
+}
+
+/// The union of all non-empty markers, trimmed, in discovery order.
+fn collect_preserved_tokens(a: &Analysis) -> Vec<String> {
+    let mut markers: Vec<&str> = vec![
+        &a.reasoning.start,
+        &a.reasoning.end,
+        &a.content.start,
+        &a.content.end,
+    ];
+    if let Some(t) = &a.tools {
+        markers.extend(t.markers());
+    }
+    let mut out: Vec<String> = Vec::new();
+    for m in markers {
+        let m = m.trim();
+        if !m.is_empty() && !out.iter().any(|o| o == m) {
+            out.push(m.to_owned());
+        }
+    }
+    out
+}

@@ -1,0 +1,387 @@
+//! Phase R: reasoning markers and what the generation prompt opens.
+//!
+//! - **R1** renders an assistant turn with content, with and without `reasoning_content`, and
+//!   reads the markers around the reasoning probe in the turn body. When the template always
+//!   renders a reasoning block (empty without reasoning), the content-only body is exactly
+//!   `start + end` before the content, which tells the end marker from a content wrapper.
+//! - **R3** (when R1 finds nothing and tool calls render): the same with a tool-call turn;
+//!   reasoning that renders only there is [`ReasoningScope::ToolCallsOnly`].
+//! - **R2** (when no turn renders reasoning): the generation prompts with thinking on and off.
+//!   A prompt ending with a marker opens reasoning; the other prompt's closing marker, or the
+//!   conventional closing form of the opener (`<x>` → `</x>`, `[X]` → `[/X]`) confirmed by the
+//!   template stripping reasoning that ends with it from content, gives the end.
+//!
+//! The prefill (what each generation prompt already wrote) is classified for both thinking
+//! settings in every case.
+
+use serde::{Deserialize, Serialize};
+
+use crate::diff::{segments, SegmentKind};
+
+use super::compare::Renderer;
+use super::frame::Frame;
+use super::markers::{split_after_first_marker, trailing_marker};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, REASONING};
+
+/// How reasoning is delimited in the model output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningMode {
+    /// No reasoning markers found.
+    None,
+    /// `start` reasoning `end`, both markers non-empty.
+    Tagged,
+    /// Reasoning runs from the start of the output to `end` (`start` is empty).
+    Delimited,
+}
+
+/// Which turns carry reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningScope {
+    /// Any assistant turn.
+    Always,
+    /// Only turns with tool calls.
+    ToolCallsOnly,
+}
+
+/// Where the reasoning markers were read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkerSource {
+    /// Around `reasoning_content` rendered in an assistant turn.
+    Turn,
+    /// From the generation prompts (thinking on vs off).
+    GenerationPrompt,
+    /// No markers.
+    None,
+}
+
+/// What a generation prompt already wrote of the assistant output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Prefill {
+    /// Nothing reasoning-related: the model starts the output.
+    None,
+    /// The prompt ends inside an opened reasoning block: the model writes reasoning first.
+    ReasoningOpen,
+    /// The prompt holds a closed (empty) reasoning block or the end marker: no reasoning.
+    ReasoningClosed,
+}
+
+/// What a template renders of reasoning in an assistant turn that has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WithoutReasoning {
+    /// Nothing.
+    Nothing,
+    /// An empty block, `start + end`.
+    EmptyBlock,
+    /// The end marker alone.
+    EndMarker,
+}
+
+impl ReasoningAnalysis {
+    /// What a turn without reasoning starts with (`""`, `start + end` or `end`).
+    pub fn empty_residue(&self) -> String {
+        match self.without_reasoning {
+            WithoutReasoning::Nothing => String::new(),
+            WithoutReasoning::EmptyBlock => format!("{}{}", self.start, self.end),
+            WithoutReasoning::EndMarker => self.end.clone(),
+        }
+    }
+}
+
+/// The reasoning part of an [`Analysis`](super::Analysis).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningAnalysis {
+    /// How reasoning is delimited.
+    pub mode: ReasoningMode,
+    /// Which turns carry reasoning.
+    pub scope: ReasoningScope,
+    /// Opening marker (empty for [`ReasoningMode::Delimited`]).
+    pub start: String,
+    /// Closing marker.
+    pub end: String,
+    /// Where the markers were read.
+    pub source: MarkerSource,
+    /// What the template renders in a turn without reasoning.
+    pub without_reasoning: WithoutReasoning,
+    /// What the generation prompt wrote with `enable_thinking` true.
+    pub prefill_thinking_on: Prefill,
+    /// What the generation prompt wrote with `enable_thinking` false.
+    pub prefill_thinking_off: Prefill,
+}
+
+impl ReasoningAnalysis {
+    /// No reasoning.
+    pub fn none() -> ReasoningAnalysis {
+        ReasoningAnalysis {
+            mode: ReasoningMode::None,
+            scope: ReasoningScope::Always,
+            start: String::new(),
+            end: String::new(),
+            source: MarkerSource::None,
+            without_reasoning: WithoutReasoning::Nothing,
+            prefill_thinking_on: Prefill::None,
+            prefill_thinking_off: Prefill::None,
+        }
+    }
+
+    fn with_markers(start: &str, end: &str, source: MarkerSource) -> ReasoningAnalysis {
+        // Leading whitespace before the opener is not part of it.
+        let start = start.trim_start();
+        ReasoningAnalysis {
+            mode: if start.is_empty() {
+                ReasoningMode::Delimited
+            } else {
+                ReasoningMode::Tagged
+            },
+            start: start.to_owned(),
+            end: end.to_owned(),
+            source,
+            ..ReasoningAnalysis::none()
+        }
+    }
+
+    /// Whether reasoning markers were found.
+    pub fn found(&self) -> bool {
+        self.mode != ReasoningMode::None
+    }
+}
+
+/// The result of phase R: the analysis, the content start seen only after reasoning (for
+/// content mode `wrapped_with_reasoning`), and a reason when the reasoning cannot be expressed.
+#[derive(Debug, Clone)]
+pub struct ReasoningOutcome {
+    /// The reasoning analysis.
+    pub analysis: ReasoningAnalysis,
+    /// Text between the end marker and the content that appears only with reasoning.
+    pub content_start_after_reasoning: String,
+    /// The body of the content + reasoning turn (for content analysis).
+    pub reasoning_body: Option<String>,
+    /// Why the reasoning part is unsupported, if it is.
+    pub unsupported: Option<String>,
+}
+
+/// Runs phase R.
+pub fn analyze(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    tool_scenario: Option<&Scenario>,
+) -> ReasoningOutcome {
+    let mut outcome = ReasoningOutcome {
+        analysis: ReasoningAnalysis::none(),
+        content_start_after_reasoning: String::new(),
+        reasoning_body: None,
+        unsupported: None,
+    };
+    let turn = Turn {
+        content: Some(CONTENT.to_owned()),
+        reasoning: Some(REASONING.to_owned()),
+        calls: Vec::new(),
+    };
+    if let Ok(render) = renderer.render(&Scenario::with_turn(turn)) {
+        let body = frame.body(&render, false);
+        if let Some(found) = from_content_turn(&body, &frame.content_body) {
+            outcome.analysis = found.0;
+            outcome.content_start_after_reasoning = found.1;
+        }
+        outcome.reasoning_body = Some(body);
+    }
+    if !outcome.analysis.found() {
+        if let Some(found) = tool_scope(renderer, frame, tool_scenario) {
+            outcome.analysis = found;
+        }
+    }
+    if !outcome.analysis.found() {
+        match from_prompts(renderer, frame) {
+            Ok(Some(found)) => outcome.analysis = found,
+            Ok(None) => {}
+            Err(reason) => outcome.unsupported = Some(reason),
+        }
+    }
+    let a = &mut outcome.analysis;
+    let on = format!("{}{}", frame.header, frame.prompt_thinking_on);
+    let off = format!("{}{}", frame.header, frame.prompt_thinking_off);
+    a.prefill_thinking_on = classify_prefill(&on, &a.start, &a.end);
+    a.prefill_thinking_off = classify_prefill(&off, &a.start, &a.end);
+    outcome
+}
+
+/// R1: markers around the reasoning probe in a content turn body.
+fn from_content_turn(body: &str, content_body: &str) -> Option<(ReasoningAnalysis, String)> {
+    let r = body.find(REASONING)?;
+    let start = &body[..r];
+    let after = &body[r + REASONING.len()..];
+    let between = &after[..after.find(CONTENT)?];
+    let content_pre = &content_body[..content_body.find(CONTENT)?];
+    let mut without = WithoutReasoning::Nothing;
+    let mut rest = "";
+    let end = if !content_pre.trim().is_empty() && format!("{start}{between}") == content_pre {
+        without = WithoutReasoning::EmptyBlock;
+        between
+    } else if !content_pre.trim().is_empty() && between == content_pre {
+        without = WithoutReasoning::EndMarker;
+        between
+    } else if !content_pre.trim().is_empty() && between.ends_with(content_pre) {
+        &between[..between.len() - content_pre.len()]
+    } else {
+        let (end, after_end) = split_after_first_marker(between);
+        rest = after_end;
+        end
+    };
+    if end.trim().is_empty() {
+        return None;
+    }
+    let mut analysis = ReasoningAnalysis::with_markers(start, end, MarkerSource::Turn);
+    analysis.without_reasoning = without;
+    Some((analysis, rest.to_owned()))
+}
+
+/// R3: reasoning rendered only in tool-call turns.
+fn tool_scope(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    tool_scenario: Option<&Scenario>,
+) -> Option<ReasoningAnalysis> {
+    let scenario =
+        tool_scenario?.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], Some(REASONING));
+    let body = frame.body(&renderer.render(&scenario).ok()?, true);
+    let r = body.find(REASONING)?;
+    let (end, _) = split_after_first_marker(&body[r + REASONING.len()..]);
+    if end.trim().is_empty() || end.contains(ProbeSet::PRIMARY.fn_first) {
+        return None;
+    }
+    let mut analysis = ReasoningAnalysis::with_markers(&body[..r], end, MarkerSource::Turn);
+    analysis.scope = ReasoningScope::ToolCallsOnly;
+    Some(analysis)
+}
+
+/// R2: markers from the generation prompts. `Err` when a prompt opens reasoning but no end
+/// marker can be established.
+fn from_prompts(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+) -> Result<Option<ReasoningAnalysis>, String> {
+    let on = frame.prompt_thinking_on.trim_end();
+    let off = frame.prompt_thinking_off.trim_end();
+    let markers = |t: &str| -> Vec<String> {
+        segments(t)
+            .filter(|s| s.kind == SegmentKind::Marker)
+            .map(|s| s.text.to_owned())
+            .collect()
+    };
+    // The opener may sit at the end of the turn header when every turn starts with it; its
+    // conventional closing form in the thinking-off prompt confirms it.
+    let header = frame.header.trim_end();
+    let opener = trailing_marker(on).map(str::to_owned).or_else(|| {
+        trailing_marker(header)
+            .filter(|m| on.is_empty() && closing_form(m).is_some_and(|c| off.contains(&c)))
+            .map(str::to_owned)
+    });
+    let off_markers = markers(off);
+    let (start, end) = match opener {
+        Some(start) => match off_markers.last().filter(|m| **m != start) {
+            Some(end) if on != off => (start, end.clone()),
+            _ => {
+                let Some(end) = closing_form(&start) else {
+                    return Ok(None);
+                };
+                if !strips_reasoning(renderer, frame, &end) {
+                    return Err(format!(
+                        "the generation prompt opens `{start}`; its conventional end `{end}` is \
+                         not confirmed by the template"
+                    ));
+                }
+                (start, end)
+            }
+        },
+        None if on.is_empty() && off_markers.len() >= 2 => {
+            let (first, last) = (&off_markers[0], &off_markers[off_markers.len() - 1]);
+            if off.starts_with(first.as_str()) && off.ends_with(last.as_str()) {
+                (first.clone(), last.clone())
+            } else {
+                return Ok(None);
+            }
+        }
+        None => return Ok(None),
+    };
+    Ok(Some(ReasoningAnalysis::with_markers(
+        &start,
+        &end,
+        MarkerSource::GenerationPrompt,
+    )))
+}
+
+/// The conventional closing form of an opening marker: `<x>` → `</x>`, `[X]` → `[/X]`.
+fn closing_form(start: &str) -> Option<String> {
+    let (open, close) = (start.chars().next()?, start.chars().last()?);
+    let inner = &start[1..start.len() - 1];
+    let plain = |c: char| c.is_alphanumeric() || c == '_' || c == '-' || c == ':';
+    if matches!((open, close), ('<', '>') | ('[', ']'))
+        && !inner.is_empty()
+        && inner.chars().all(plain)
+    {
+        Some(format!("{open}/{inner}{close}"))
+    } else {
+        None
+    }
+}
+
+/// Whether the template removes reasoning ending with `end` from assistant content (templates
+/// that keep only what follows the reasoning in past turns).
+fn strips_reasoning(renderer: &Renderer<'_>, frame: &Frame, end: &str) -> bool {
+    let turn = Turn::content(&format!("{REASONING}{end}{CONTENT}"));
+    // The last turn may be rendered verbatim (as a prefill to continue): try an earlier one.
+    [false, true].into_iter().any(|user_after| {
+        let scenario = Scenario {
+            user_after,
+            ..Scenario::with_turn(turn.clone())
+        };
+        renderer.render(&scenario).is_ok_and(|r| {
+            let body = frame.body(&r, false);
+            body.contains(CONTENT) && !body.contains(REASONING)
+        })
+    })
+}
+
+/// `text` without a leading empty reasoning block, lone end marker or lone start marker (what
+/// a template renders for a turn without reasoning, or replays of an opened prefill), ignoring
+/// whitespace around it.
+pub fn strip_residue<'a>(text: &'a str, reasoning: &ReasoningAnalysis) -> &'a str {
+    if !reasoning.found() {
+        return text;
+    }
+    let block = format!("{}{}", reasoning.start, reasoning.end);
+    for residue in [
+        block.as_str(),
+        reasoning.end.as_str(),
+        reasoning.start.as_str(),
+    ] {
+        let trimmed = residue.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(rest) = text.trim_start().strip_prefix(trimmed) {
+            return rest;
+        }
+    }
+    text
+}
+
+/// What `prompt` (the generation prompt, turn header included) already wrote.
+pub fn classify_prefill(prompt: &str, start: &str, end: &str) -> Prefill {
+    let p = prompt.trim();
+    let (s, e) = (start.trim(), end.trim());
+    if !e.is_empty() && p.ends_with(e) {
+        Prefill::ReasoningClosed
+    } else if s.is_empty() && !e.is_empty() {
+        // Delimited reasoning starts right after the prompt, whatever it wrote.
+        Prefill::ReasoningOpen
+    } else if !s.is_empty() && p.ends_with(s) {
+        Prefill::ReasoningOpen
+    } else {
+        Prefill::None
+    }
+}

@@ -1,0 +1,340 @@
+//! Phase tests on small hand-written templates.
+
+use super::*;
+use crate::template::ChatTemplate;
+
+/// A chat template: `<|user|>...<|end|>` turns, tools as JSON in front, and the given Jinja for
+/// the assistant turn body (`m` is the message) and for the generation prompt.
+fn template(assistant: &str, generation: &str) -> ChatTemplate {
+    let source = format!(
+        "{{%- if tools %}}<|tools|>{{{{ tools | tojson }}}}<|end|>{{% endif -%}}\
+         {{%- for m in messages -%}}\
+         {{%- if m.role == 'user' -%}}<|user|>{{{{ m.content }}}}<|end|>\
+         {{%- elif m.role == 'assistant' -%}}<|assistant|>{assistant}<|end|>\
+         {{%- endif -%}}{{%- endfor -%}}\
+         {{%- if add_generation_prompt -%}}<|assistant|>{generation}{{%- endif -%}}"
+    );
+    ChatTemplate::new("test", source).unwrap()
+}
+
+const CONTENT: &str = "{{ m.content or '' }}";
+
+fn run(assistant: &str, generation: &str) -> Analysis {
+    analyze(&template(assistant, generation))
+}
+
+fn calls(each: &str) -> String {
+    format!("{CONTENT}{{% for c in m.tool_calls or [] %}}{each}{{% endfor %}}")
+}
+
+fn tools(a: &Analysis) -> &ToolAnalysis {
+    a.tools
+        .as_ref()
+        .unwrap_or_else(|| panic!("tools unsupported: {:?}", a.unsupported))
+}
+
+#[test]
+fn tag_reasoning() {
+    let a = run(
+        "{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}",
+        "",
+    );
+    assert_eq!(a.reasoning.mode, ReasoningMode::Tagged);
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("<think>", "</think>")
+    );
+    assert_eq!(a.reasoning.source, MarkerSource::Turn);
+    assert_eq!(a.reasoning.prefill_thinking_on, Prefill::None);
+    assert_eq!(a.content.mode, ContentMode::Plain);
+    // Tools render in the prompt but this template never renders calls.
+    assert!(a.tools.is_none());
+    assert_eq!(a.unsupported_reason(Part::Tools), Some(tools::NO_CALLS));
+    assert_eq!(a.unsupported.len(), 1);
+    assert_eq!(a.preserved_tokens, ["<think>", "</think>"]);
+}
+
+#[test]
+fn delimiter_reasoning_has_an_empty_start() {
+    let a = run(
+        "{% if m.reasoning_content %}{{ m.reasoning_content }}[BEGIN ANSWER]{% endif %}{{ m.content }}",
+        "",
+    );
+    assert_eq!(a.reasoning.mode, ReasoningMode::Delimited);
+    assert_eq!(a.reasoning.start, "");
+    assert_eq!(a.reasoning.end, "[BEGIN ANSWER]");
+    assert_eq!(a.reasoning.prefill_thinking_on, Prefill::ReasoningOpen);
+}
+
+#[test]
+fn forced_open_reasoning_from_the_generation_prompt() {
+    // Past reasoning is dropped from content; the prompt opens `<think>`.
+    let a = run(
+        "{{ m.content.split('</think>')[-1] }}",
+        "{% if enable_thinking %}<think>\n{% else %}<think>\n\n</think>{% endif %}",
+    );
+    assert_eq!(a.reasoning.mode, ReasoningMode::Tagged);
+    assert_eq!(a.reasoning.source, MarkerSource::GenerationPrompt);
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("<think>", "</think>")
+    );
+    assert_eq!(a.reasoning.prefill_thinking_on, Prefill::ReasoningOpen);
+    assert_eq!(a.reasoning.prefill_thinking_off, Prefill::ReasoningClosed);
+    assert_eq!(a.generation_prompt.thinking_on, "<think>\n");
+}
+
+#[test]
+fn forced_open_without_confirmation_is_unsupported() {
+    // The prompt opens `<think>` but nothing in the renders shows how reasoning ends.
+    let a = run(CONTENT, "<think>\n");
+    assert_eq!(a.reasoning.mode, ReasoningMode::None);
+    assert!(a.unsupported_reason(Part::Reasoning).is_some());
+}
+
+#[test]
+fn always_rendered_empty_block() {
+    let a = run(
+        "<think>\n{{ m.reasoning_content or '' }}\n</think>\n\n{{ m.content }}",
+        "",
+    );
+    assert_eq!(a.reasoning.start, "<think>\n");
+    assert_eq!(a.reasoning.end, "\n</think>\n\n");
+    assert_eq!(a.reasoning.without_reasoning, WithoutReasoning::EmptyBlock);
+    assert_eq!(a.content.mode, ContentMode::Plain);
+}
+
+#[test]
+fn content_always_wrapped() {
+    let a = run(
+        &format!(
+            "{{% if m.content %}}<response>{{{{ m.content }}}}</response>{{% endif %}}\
+             {{% for c in m.tool_calls or [] %}}<call>{{{{ c.function.name }}}}\
+             {{{{ c.function.arguments | tojson }}}}</call>{{% endfor %}}"
+        ),
+        "",
+    );
+    assert_eq!(a.content.mode, ContentMode::AlwaysWrapped);
+    assert_eq!(
+        (a.content.start.as_str(), a.content.end.as_str()),
+        ("<response>", "</response>")
+    );
+    assert_eq!(a.generation_prompt.turn_end, "<|end|>");
+}
+
+#[test]
+fn content_wrapped_only_with_reasoning() {
+    let a = run(
+        "{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>\
+         <response>{{ m.content }}</response>{% else %}{{ m.content }}{% endif %}",
+        "",
+    );
+    assert_eq!(a.reasoning.end, "</think>");
+    assert_eq!(a.content.mode, ContentMode::WrappedWithReasoning);
+    assert_eq!(
+        (a.content.start.as_str(), a.content.end.as_str()),
+        ("<response>", "</response>")
+    );
+}
+
+#[test]
+fn json_native_flat_per_call() {
+    let a = run(
+        &calls(
+            "<tool_call>\n{\"name\": \"{{ c.function.name }}\", \"arguments\": \
+             {{ c.function.arguments | tojson }}}\n</tool_call>",
+        ),
+        "",
+    );
+    let t = tools(&a);
+    assert_eq!(t.format, ToolFormat::JsonNative);
+    assert_eq!(
+        (t.per_call_start.as_str(), t.per_call_end.as_str()),
+        ("<tool_call>\n", "\n</tool_call>")
+    );
+    assert_eq!(
+        (t.section_start.as_str(), t.call_separator.as_str()),
+        ("", "")
+    );
+    let j = t.json.as_ref().unwrap();
+    assert_eq!(j.name_field.as_deref(), Some("name"));
+    assert_eq!(j.arguments_field.as_deref(), Some("arguments"));
+    assert!(!j.name_is_key && !j.array_wrapped && j.function_field.is_none());
+}
+
+#[test]
+fn json_native_nested_function_with_id_in_a_section() {
+    let a = run(
+        "{{ m.content or '' }}{% if m.tool_calls %}<calls>{% for c in m.tool_calls %}\
+         {% if not loop.first %}, {% endif %}{\"id\": \"{{ c.id }}\", \"function\": {\"name\": \
+         \"{{ c.function.name }}\", \"parameters\": {{ c.function.arguments | tojson }}}}\
+         {% endfor %}</calls>{% endif %}",
+        "",
+    );
+    let t = tools(&a);
+    assert_eq!(t.format, ToolFormat::JsonNative);
+    assert_eq!(
+        (t.section_start.as_str(), t.section_end.as_str()),
+        ("<calls>", "</calls>")
+    );
+    assert_eq!(t.call_separator, ", ");
+    let j = t.json.as_ref().unwrap();
+    assert_eq!(j.function_field.as_deref(), Some("function"));
+    assert_eq!(j.arguments_field.as_deref(), Some("parameters"));
+    assert_eq!(j.id_field.as_deref(), Some("id"));
+}
+
+#[test]
+fn json_native_name_as_key_in_an_array() {
+    let a = run(
+        "{{ m.content or '' }}{% if m.tool_calls %}[CALLS][{% for c in m.tool_calls %}\
+         {% if not loop.first %}, {% endif %}{\"{{ c.function.name }}\": \
+         {{ c.function.arguments | tojson }}}{% endfor %}]{% endif %}",
+        "",
+    );
+    let t = tools(&a);
+    let j = t.json.as_ref().unwrap();
+    assert!(j.name_is_key && j.array_wrapped);
+    assert_eq!(t.section_start, "[CALLS]");
+    assert_eq!(t.call_separator, ", ");
+}
+
+#[test]
+fn json_native_python_dicts() {
+    let a = run(
+        &calls("<call>{{ {'name': c.function.name, 'arguments': c.function.arguments} }}</call>"),
+        "",
+    );
+    let j = tools(&a).json.clone().unwrap();
+    assert!(j.python_dicts);
+    assert_eq!(j.name_field.as_deref(), Some("name"));
+}
+
+#[test]
+fn tag_with_json() {
+    let a = run(
+        &calls("<function={{ c.function.name }}>{{ c.function.arguments | tojson }}</function>"),
+        "",
+    );
+    let t = tools(&a);
+    assert_eq!(t.format, ToolFormat::TagWithJson);
+    assert_eq!(t.function.name_prefix, "<function=");
+    assert_eq!(t.function.name_suffix, ">");
+    assert_eq!(t.function.close, "</function>");
+}
+
+#[test]
+fn tag_with_tagged_arguments() {
+    let a = run(
+        &calls(
+            "<tool_call>\n<function={{ c.function.name }}>\n{% for k, v in \
+             c.function.arguments.items() %}<parameter={{ k }}>\n{{ v }}\n</parameter>\n\
+             {% endfor %}</function>\n</tool_call>",
+        ),
+        "",
+    );
+    let t = tools(&a);
+    assert_eq!(t.format, ToolFormat::TagWithTagged);
+    assert_eq!(t.per_call_start, "<tool_call>\n");
+    assert_eq!(t.per_call_end, "</tool_call>");
+    assert_eq!(t.function.name_prefix, "<function=");
+    assert_eq!(t.function.name_suffix, ">\n");
+    assert_eq!(t.function.close, "</function>\n");
+    let args = &t.arguments;
+    assert_eq!(
+        (args.name_prefix.as_str(), args.name_suffix.as_str()),
+        ("<parameter=", ">\n")
+    );
+    assert_eq!(args.value_suffix, "\n</parameter>\n");
+    assert_eq!(args.separator, "");
+}
+
+#[test]
+fn call_id_between_name_and_arguments() {
+    let a = run(
+        &calls("[TOOL_CALLS]{{ c.function.name }}[CALL_ID]{{ c.id }}[ARGS]{{ c.function.arguments | tojson }}"),
+        "",
+    );
+    let t = tools(&a);
+    assert_eq!(t.call_id.position, CallIdPosition::BetweenFuncAndArgs);
+    assert_eq!(
+        (t.call_id.prefix.as_str(), t.call_id.suffix.as_str()),
+        ("[CALL_ID]", "[ARGS]")
+    );
+    assert_eq!(t.per_call_start, "[TOOL_CALLS]");
+}
+
+#[test]
+fn call_id_before_the_name() {
+    let a = run(
+        &calls("<call id={{ c.id }}><name>{{ c.function.name }}</name>{{ c.function.arguments | tojson }}</call>"),
+        "",
+    );
+    let t = tools(&a);
+    assert_eq!(t.call_id.position, CallIdPosition::PreFuncName);
+    assert_eq!(t.call_id.prefix, "<call id=");
+    assert_eq!(t.call_id.suffix, "><name>");
+}
+
+#[test]
+fn call_id_after_the_arguments() {
+    let a = run(
+        &calls("<call>{{ c.function.name }}:{{ c.function.arguments | tojson }}<id>{{ c.id }}</id></call>"),
+        "",
+    );
+    // Either expressed exactly (validated on a fresh render) or reported, never wrong.
+    match &a.tools {
+        Some(t) => assert_eq!(t.call_id.position, CallIdPosition::PostArgs),
+        None => assert!(a.unsupported_reason(Part::Tools).is_some()),
+    }
+}
+
+#[test]
+fn call_counter_is_not_a_name_suffix() {
+    let a = run(
+        &calls("<call>functions.{{ c.function.name }}:{{ loop.index0 }}<args>{{ c.function.arguments | tojson }}</call>"),
+        "",
+    );
+    let t = tools(&a);
+    assert!(t.call_id.counter);
+    assert_eq!(
+        (t.call_id.prefix.as_str(), t.call_id.suffix.as_str()),
+        (":", "<args>")
+    );
+    assert_eq!(t.function.name_prefix, "functions.");
+}
+
+#[test]
+fn inconsistent_calls_are_unsupported_not_garbage() {
+    // One call and two calls render with different markers.
+    let a = run(
+        "{{ m.content or '' }}{% if (m.tool_calls or []) | length == 1 %}<one>{{ m.tool_calls[0].function.name }}\
+         {{ m.tool_calls[0].function.arguments | tojson }}</one>{% else %}{% for c in m.tool_calls or [] %}\
+         <many>{{ c.function.name }}{{ c.function.arguments | tojson }}</many>{% endfor %}{% endif %}",
+        "",
+    );
+    assert!(a.tools.is_none());
+    assert!(a.unsupported_reason(Part::Tools).is_some());
+}
+
+#[test]
+fn no_markers_contain_probe_strings() {
+    let a = run(
+        &calls("<call>{{ c.function.name }}{{ c.function.arguments | tojson }}</call>"),
+        "",
+    );
+    let probes = scenario::ProbeSet::PRIMARY.all();
+    for m in tools(&a).markers() {
+        assert!(!probes.iter().any(|p| m.contains(p)), "{m}");
+    }
+}
+
+#[test]
+fn cache_returns_the_same_analysis() {
+    let t = template(CONTENT, "");
+    let cache = AnalysisCache::new();
+    let first = cache.get(&t);
+    let second = cache.get(&t);
+    assert!(std::sync::Arc::ptr_eq(&first, &second));
+    assert_eq!(cache.len(), 1);
+}

@@ -1,0 +1,59 @@
+//! T7: where the call id sits in a tag-based call and the markers around it.
+
+use crate::analyze::markers::element_prefix;
+
+use super::layout::CallLayout;
+use super::{CallIdMarkers, CallIdPosition};
+
+/// The call-id markers of `one`, given where the arguments start and end. Returns the markers
+/// and the text between the function name and the arguments that is not part of the id (the
+/// function name suffix).
+pub fn analyze(one: &str, layout: &CallLayout, args_start: usize) -> (CallIdMarkers, String) {
+    let name_end = layout.name.1;
+    let Some(id) = layout.id else {
+        return (
+            CallIdMarkers::default(),
+            one[name_end..args_start].to_owned(),
+        );
+    };
+    if id.1 <= layout.name.0 {
+        let gap = &one[id.1..layout.name.0];
+        let name_prefix = element_prefix(gap);
+        let markers = CallIdMarkers {
+            position: CallIdPosition::PreFuncName,
+            prefix: String::new(), // filled from the call opening by the caller
+            suffix: gap[..gap.len() - name_prefix.len()].to_owned(),
+            counter: false,
+        };
+        return (markers, one[name_end..args_start].to_owned());
+    }
+    if id.1 <= args_start {
+        let gap = &one[name_end..id.0];
+        let prefix = element_prefix(gap);
+        let markers = CallIdMarkers {
+            position: CallIdPosition::BetweenFuncAndArgs,
+            prefix: prefix.to_owned(),
+            suffix: one[id.1..args_start].to_owned(),
+            counter: false,
+        };
+        return (markers, gap[..gap.len() - prefix.len()].to_owned());
+    }
+    let gap = &one[layout.args_end()..id.0];
+    let markers = CallIdMarkers {
+        position: CallIdPosition::PostArgs,
+        prefix: element_prefix(gap).to_owned(),
+        suffix: String::new(),
+        counter: false,
+    };
+    (markers, one[name_end..args_start].to_owned())
+}
+
+/// When two calls differ between name and arguments only by a number (`:0` vs `:1`), the
+/// template writes a call counter there: returns the text before and after the number.
+pub fn counter(first: &str, second: &str) -> Option<(String, String)> {
+    let p = crate::diff::common_prefix_len(first, second);
+    let s = crate::diff::common_suffix_len(&first[p..], &second[p..]);
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    (digits(&first[p..first.len() - s]) && digits(&second[p..second.len() - s]))
+        .then(|| (first[..p].to_owned(), first[first.len() - s..].to_owned()))
+}

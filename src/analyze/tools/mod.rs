@@ -1,0 +1,221 @@
+//! Phase T: the tool-call format.
+//!
+//! - **T1** (`format`): one call with two arguments; the function name inside a JSON value
+//!   means [`ToolFormat::JsonNative`], argument names inside a JSON object after a bare name
+//!   mean [`ToolFormat::TagWithJson`], otherwise [`ToolFormat::TagWithTagged`].
+//! - **JSON native** (`json_native`): the JSON layout (field names, `function` nesting,
+//!   name-as-key, array wrapping, id fields, Python dicts) and the text around the JSON.
+//! - **T2/T3** (`tagged`): one call vs two calls tells section markers from per-call markers
+//!   and gives the call separator; the text before the function name splits into per-call
+//!   start and name prefix.
+//! - **A1/A2/T5** (`arguments`): argument name/value markers and separator from the gaps
+//!   between the probe names and values (tagged arguments).
+//! - **T7** (`call_id`): where the call id sits and the markers around it.
+
+mod arguments;
+mod call_id;
+mod format;
+mod json_native;
+pub(crate) mod json_scan;
+mod layout;
+mod tagged;
+
+use serde::{Deserialize, Serialize};
+
+use crate::template::Capabilities;
+
+use super::compare::Renderer;
+use super::content::ContentAnalysis;
+use super::frame::Frame;
+use super::reasoning::ReasoningAnalysis;
+use super::scenario::{ProbeSet, Scenario};
+
+pub(crate) use format::call_text;
+
+/// How tool calls are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolFormat {
+    /// The whole call is JSON: `{"name": "f", "arguments": {...}}`.
+    JsonNative,
+    /// The function name is in markers, the arguments are a JSON object.
+    TagWithJson,
+    /// The function name and each argument are in markers; string values are unquoted.
+    TagWithTagged,
+}
+
+/// Where the call id sits in a tag-based call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallIdPosition {
+    /// No call id in the call text (or, for JSON native, it is a JSON field).
+    None,
+    /// Before the function name.
+    PreFuncName,
+    /// Between the function name and the arguments.
+    BetweenFuncAndArgs,
+    /// After the arguments.
+    PostArgs,
+}
+
+/// Markers around the function name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionMarkers {
+    /// Text right before the name (`<function=`, `functions.`).
+    pub name_prefix: String,
+    /// Text right after the name, up to the arguments (`>\n`).
+    pub name_suffix: String,
+    /// Text closing the function after the arguments (`</function>\n`).
+    pub close: String,
+}
+
+/// Markers of the arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArgumentMarkers {
+    /// Opening of the argument container.
+    pub start: String,
+    /// Closing of the argument container.
+    pub end: String,
+    /// Text before an argument name (`<parameter=`).
+    pub name_prefix: String,
+    /// Text after an argument name (`>\n`).
+    pub name_suffix: String,
+    /// Text before a value (`<arg_value>`).
+    pub value_prefix: String,
+    /// Text after a value (`\n</parameter>\n`).
+    pub value_suffix: String,
+    /// Text between two arguments.
+    pub separator: String,
+}
+
+/// Call id position and markers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallIdMarkers {
+    /// Where the id sits.
+    pub position: CallIdPosition,
+    /// Text before the id (`[CALL_ID]`).
+    pub prefix: String,
+    /// Text after the id (`[ARGS]`).
+    pub suffix: String,
+    /// The template writes a per-call counter (`0`, `1`, ...) at this position instead of the
+    /// given id.
+    pub counter: bool,
+}
+
+impl Default for CallIdMarkers {
+    fn default() -> CallIdMarkers {
+        CallIdMarkers {
+            position: CallIdPosition::None,
+            prefix: String::new(),
+            suffix: String::new(),
+            counter: false,
+        }
+    }
+}
+
+/// The JSON layout of calls (JSON native) or of arguments (tag with JSON).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JsonLayout {
+    /// The key of an object nesting name and arguments (`function`), if any.
+    pub function_field: Option<String>,
+    /// The key holding the function name (`None` when the name is itself the key).
+    pub name_field: Option<String>,
+    /// The key holding the arguments (`None` when the name is the key).
+    pub arguments_field: Option<String>,
+    /// The key holding the call id, if the id renders.
+    pub id_field: Option<String>,
+    /// A key holding an id the template generates (not the given id), if any.
+    pub generated_id_field: Option<String>,
+    /// The call is `{"<name>": {arguments}}`.
+    pub name_is_key: bool,
+    /// Calls are elements of one JSON array.
+    pub array_wrapped: bool,
+    /// Single-quoted Python literals instead of JSON.
+    pub python_dicts: bool,
+    /// The arguments are a JSON-encoded string.
+    pub arguments_as_string: bool,
+    /// The keys of a call object in rendered order.
+    pub field_order: Vec<String>,
+}
+
+/// The tool-call part of an [`Analysis`](super::Analysis).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolAnalysis {
+    /// The format.
+    pub format: ToolFormat,
+    /// Opens the tool-call section (once for all calls).
+    pub section_start: String,
+    /// Closes the tool-call section.
+    pub section_end: String,
+    /// Opens each call.
+    pub per_call_start: String,
+    /// Closes each call.
+    pub per_call_end: String,
+    /// Between two calls.
+    pub call_separator: String,
+    /// Several calls in one turn render (markers above were checked with two calls).
+    pub parallel_calls: bool,
+    /// Function name markers (tag formats).
+    pub function: FunctionMarkers,
+    /// Argument markers (tagged arguments; container markers for tag + JSON).
+    pub arguments: ArgumentMarkers,
+    /// Call id (tag formats).
+    pub call_id: CallIdMarkers,
+    /// JSON layout (JSON native: of the call; tag + JSON: of the arguments).
+    pub json: Option<JsonLayout>,
+}
+
+impl ToolAnalysis {
+    /// Every marker string (possibly empty) of the analysis.
+    pub fn markers(&self) -> Vec<&str> {
+        let (f, a, c) = (&self.function, &self.arguments, &self.call_id);
+        vec![
+            &self.section_start,
+            &self.section_end,
+            &self.per_call_start,
+            &self.per_call_end,
+            &self.call_separator,
+            &f.name_prefix,
+            &f.name_suffix,
+            &f.close,
+            &a.start,
+            &a.end,
+            &a.name_prefix,
+            &a.name_suffix,
+            &a.value_prefix,
+            &a.value_suffix,
+            &a.separator,
+            &c.prefix,
+            &c.suffix,
+        ]
+    }
+}
+
+/// The reason given when tool definitions render but calls do not.
+pub const NO_CALLS: &str = "tool definitions render but assistant tool calls do not";
+
+/// Runs phase T. `Err` gives the reason the tool format is unsupported.
+pub fn analyze(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    scenario: &Scenario,
+    capabilities: &Capabilities,
+    reasoning: &ReasoningAnalysis,
+    content: &ContentAnalysis,
+) -> Result<ToolAnalysis, String> {
+    let body = frame.tool_body.as_deref().ok_or(NO_CALLS)?;
+    let one = call_text(body, reasoning, content);
+    let layout = format::classify(one)?;
+    // Capabilities may miss parallel calls (strict templates reject its probe ids): try.
+    let _ = capabilities;
+    let two = renderer
+        .render(&tagged::two_calls(scenario))
+        .ok()
+        .map(|render| frame.body(&render, true))
+        .filter(|body| body.contains(ProbeSet::PRIMARY.fn_second));
+    let two = two.as_deref().map(|b| call_text(b, reasoning, content));
+    match layout.format {
+        ToolFormat::JsonNative => json_native::analyze(one, two, &layout),
+        _ => tagged::analyze(one, two, &layout),
+    }
+}

@@ -1,0 +1,355 @@
+//! Validation: markers must not contain probe strings, and must reproduce fresh renders made
+//! with *other* probe values ([`ProbeSet::CHECK`]: other function names, argument names,
+//! values, ids, content and reasoning). A part that fails is moved to
+//! [`Analysis::unsupported`] and cleared, never returned with wrong markers.
+
+use serde_json::Value;
+
+use super::compare::Renderer;
+use super::frame::Frame;
+use super::markers::contains_probe;
+use super::reasoning::{strip_residue, MarkerSource};
+use super::scenario::{Call, ProbeSet, Scenario, Turn};
+use super::tools::json_scan::json_at;
+use super::tools::{call_text, CallIdPosition, JsonLayout, ToolAnalysis, ToolFormat};
+use super::{Analysis, ContentAnalysis, ContentMode, Part, ReasoningAnalysis};
+
+/// Validates `analysis` in place.
+pub fn validate(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    tool_scenario: Option<&Scenario>,
+    analysis: &mut Analysis,
+) {
+    let probes: Vec<&str> = ProbeSet::PRIMARY
+        .all()
+        .into_iter()
+        .chain(ProbeSet::CHECK.all())
+        .collect();
+    let r = &analysis.reasoning;
+    if contains_probe(&r.start, &probes) || contains_probe(&r.end, &probes) {
+        analysis.reasoning = ReasoningAnalysis::none();
+        analysis.unsupported(
+            Part::Reasoning,
+            "a reasoning marker contains a probe string",
+        );
+    } else if let Err(reason) = check_reasoning(renderer, frame, tool_scenario, &analysis.reasoning)
+    {
+        analysis.reasoning = ReasoningAnalysis::none();
+        analysis.unsupported(Part::Reasoning, reason);
+    }
+    let c = &analysis.content;
+    if contains_probe(&c.start, &probes) || contains_probe(&c.end, &probes) {
+        analysis.content = ContentAnalysis::plain();
+        analysis.unsupported(Part::Content, "a content marker contains a probe string");
+    } else if let Err(reason) =
+        check_content(renderer, frame, &analysis.reasoning, &analysis.content)
+    {
+        analysis.content = ContentAnalysis::plain();
+        analysis.unsupported(Part::Content, reason);
+    }
+    if let Some(t) = &analysis.tools {
+        let result = if t.markers().iter().any(|m| contains_probe(m, &probes)) {
+            Err("a tool marker contains a probe string".to_owned())
+        } else {
+            check_tools(renderer, frame, tool_scenario, analysis, t)
+        };
+        if let Err(reason) = result {
+            analysis.tools = None;
+            analysis.unsupported(Part::Tools, reason);
+        }
+    }
+}
+
+fn body_of(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    scenario: &Scenario,
+    tools: bool,
+) -> Result<String, String> {
+    renderer
+        .render(scenario)
+        .map(|r| frame.body(&r, tools))
+        .map_err(|e| format!("validation render failed: {e}"))
+}
+
+/// Reasoning read from a turn must surround other reasoning text the same way.
+fn check_reasoning(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    tool_scenario: Option<&Scenario>,
+    r: &ReasoningAnalysis,
+) -> Result<(), String> {
+    if r.source != MarkerSource::Turn {
+        return Ok(());
+    }
+    let c = &ProbeSet::CHECK;
+    let mut turn = Turn::content(c.content);
+    turn.reasoning = Some(c.reasoning.to_owned());
+    let tools = r.scope == super::ReasoningScope::ToolCallsOnly;
+    let scenario = match (tools, tool_scenario) {
+        (false, _) => Scenario::with_turn(turn),
+        (true, Some(base)) => base.with_calls(vec![Call::first(c, 2)], Some(c.reasoning)),
+        (true, None) => return Ok(()),
+    };
+    let body = body_of(renderer, frame, &scenario, tools)?;
+    let expected = format!("{}{}{}", r.start, c.reasoning, r.end);
+    if body.contains(&expected) {
+        Ok(())
+    } else {
+        Err(format!(
+            "reasoning markers do not hold on a fresh render: expected {expected:?} in {body:?}"
+        ))
+    }
+}
+
+/// Wrapped content must be wrapped the same way with other content.
+fn check_content(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    r: &ReasoningAnalysis,
+    content: &ContentAnalysis,
+) -> Result<(), String> {
+    let c = &ProbeSet::CHECK;
+    let mut turn = Turn::content(c.content);
+    match content.mode {
+        ContentMode::Plain => return Ok(()),
+        ContentMode::AlwaysWrapped => {}
+        ContentMode::WrappedWithReasoning => turn.reasoning = Some(c.reasoning.to_owned()),
+    }
+    let body = body_of(renderer, frame, &Scenario::with_turn(turn), false)?;
+    let body = strip_residue(&body, r);
+    let expected = format!("{}{}{}", content.start, c.content, content.end);
+    if body.contains(&expected) {
+        Ok(())
+    } else {
+        Err(format!(
+            "content markers do not hold on a fresh render: expected {expected:?} in {body:?}"
+        ))
+    }
+}
+
+/// A piece of an expected call text.
+enum Piece {
+    Text(String),
+    /// A JSON value that must hold these arguments (tag + JSON).
+    Args(Value),
+    /// A JSON-native call (or array of calls) to check against the layout.
+    Calls(Vec<Call>),
+}
+
+/// Tool calls rendered with other names, argument names, values and ids must match the
+/// markers, for one call and (when parallel calls render) two.
+fn check_tools(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    tool_scenario: Option<&Scenario>,
+    analysis: &Analysis,
+    t: &ToolAnalysis,
+) -> Result<(), String> {
+    let Some(base) = tool_scenario else {
+        return Ok(());
+    };
+    let c = &ProbeSet::CHECK;
+    let mut sets = vec![vec![Call::first(c, 2)]];
+    if t.parallel_calls {
+        sets.push(vec![Call::first(c, 2), Call::second(c, 2)]);
+    }
+    for calls in sets {
+        let scenario = Scenario {
+            probes: ProbeSet::CHECK,
+            ..base.with_calls(calls.clone(), None)
+        };
+        let base = Scenario {
+            turn: None,
+            ..scenario.clone()
+        };
+        let base = renderer
+            .render(&base)
+            .map_err(|e| format!("validation render failed: {e}"))?;
+        let render = renderer
+            .render(&scenario)
+            .map_err(|e| format!("validation render failed: {e}"))?;
+        let body = frame.body_against(&base, &render);
+        let text = call_text(&body, &analysis.reasoning, &analysis.content);
+        let pieces = expected_pieces(t, &calls);
+        match_pieces(text, &pieces, t.json.as_ref()).map_err(|e| {
+            format!(
+                "tool markers do not reproduce a fresh render of {} call(s): {e}",
+                calls.len()
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
+    let mut out = vec![Piece::Text(t.section_start.clone())];
+    if t.format == ToolFormat::JsonNative && t.json.as_ref().is_some_and(|j| j.array_wrapped) {
+        out.push(Piece::Calls(calls.to_vec()));
+        out.push(Piece::Text(t.section_end.clone()));
+        return out;
+    }
+    let (f, a, id) = (&t.function, &t.arguments, &t.call_id);
+    for (i, call) in calls.iter().enumerate() {
+        if i > 0 {
+            out.push(Piece::Text(t.call_separator.clone()));
+        }
+        out.push(Piece::Text(t.per_call_start.clone()));
+        if t.format == ToolFormat::JsonNative {
+            out.push(Piece::Calls(vec![call.clone()]));
+            out.push(Piece::Text(t.per_call_end.clone()));
+            continue;
+        }
+        let id_text = if id.counter {
+            i.to_string()
+        } else {
+            call.id.clone()
+        };
+        let id_piece = format!("{}{}{}", id.prefix, id_text, id.suffix);
+        if id.position == CallIdPosition::PreFuncName {
+            out.push(Piece::Text(id_piece.clone()));
+        }
+        out.push(Piece::Text(format!(
+            "{}{}{}",
+            f.name_prefix, call.name, f.name_suffix
+        )));
+        if id.position == CallIdPosition::BetweenFuncAndArgs {
+            out.push(Piece::Text(id_piece.clone()));
+        }
+        match t.format {
+            ToolFormat::TagWithTagged => {
+                let mut args = a.start.clone();
+                for (j, (k, v)) in call.args.iter().enumerate() {
+                    if j > 0 {
+                        args.push_str(&a.separator);
+                    }
+                    args.push_str(&format!(
+                        "{}{k}{}{}{v}{}",
+                        a.name_prefix, a.name_suffix, a.value_prefix, a.value_suffix
+                    ));
+                }
+                args.push_str(&a.end);
+                out.push(Piece::Text(args));
+            }
+            _ => out.push(Piece::Args(call.args_object())),
+        }
+        out.push(Piece::Text(f.close.clone()));
+        if id.position == CallIdPosition::PostArgs {
+            out.push(Piece::Text(id_piece));
+        }
+        out.push(Piece::Text(t.per_call_end.clone()));
+    }
+    out.push(Piece::Text(t.section_end.clone()));
+    out
+}
+
+/// Matches `text` against `pieces` exactly (whole text).
+fn match_pieces(text: &str, pieces: &[Piece], layout: Option<&JsonLayout>) -> Result<(), String> {
+    let mut at = 0;
+    for piece in pieces {
+        match piece {
+            Piece::Text(expected) => {
+                if !text[at..].starts_with(expected.as_str()) {
+                    return Err(format!(
+                        "expected {expected:?} at {at}, found {:?}",
+                        snippet(&text[at..], expected.len().max(16))
+                    ));
+                }
+                at += expected.len();
+            }
+            Piece::Args(args) => {
+                let json =
+                    json_at(text, at).ok_or_else(|| format!("expected JSON arguments at {at}"))?;
+                if !same_args(&json.value, args) {
+                    return Err(format!("arguments {} differ from {args}", json.value));
+                }
+                at = json.end;
+            }
+            Piece::Calls(calls) => {
+                let json =
+                    json_at(text, at).ok_or_else(|| format!("expected a JSON call at {at}"))?;
+                let layout = layout.ok_or("no JSON layout")?;
+                check_json_calls(&json.value, calls, layout)?;
+                at = json.end;
+            }
+        }
+    }
+    if at == text.len() {
+        Ok(())
+    } else {
+        Err(format!(
+            "unexpected trailing text {:?}",
+            snippet(&text[at..], 40)
+        ))
+    }
+}
+
+fn snippet(text: &str, chars: usize) -> String {
+    text.chars().take(chars).collect()
+}
+
+/// Arguments equal as objects, or as a JSON-encoded string.
+fn same_args(found: &Value, args: &Value) -> bool {
+    match found {
+        Value::String(s) => serde_json::from_str::<Value>(s).is_ok_and(|v| &v == args),
+        v => v == args,
+    }
+}
+
+fn check_json_calls(value: &Value, calls: &[Call], layout: &JsonLayout) -> Result<(), String> {
+    let objects: Vec<&Value> = if layout.array_wrapped {
+        value
+            .as_array()
+            .ok_or("expected an array of calls")?
+            .iter()
+            .collect()
+    } else {
+        vec![value]
+    };
+    if objects.len() != calls.len() {
+        return Err(format!(
+            "expected {} calls, found {}",
+            calls.len(),
+            objects.len()
+        ));
+    }
+    for (object, call) in objects.iter().zip(calls) {
+        let obj = object.as_object().ok_or("a call is not an object")?;
+        if layout.name_is_key {
+            if !obj
+                .get(&call.name)
+                .is_some_and(|a| same_args(a, &call.args_object()))
+            {
+                return Err(format!(
+                    "call {object} does not map {} to its arguments",
+                    call.name
+                ));
+            }
+            continue;
+        }
+        let inner = match &layout.function_field {
+            Some(f) => obj
+                .get(f)
+                .and_then(Value::as_object)
+                .ok_or("missing function object")?,
+            None => obj,
+        };
+        let field = |name: &Option<String>| {
+            name.as_ref()
+                .and_then(|n| inner.get(n).or_else(|| obj.get(n)))
+        };
+        if field(&layout.name_field).and_then(Value::as_str) != Some(call.name.as_str()) {
+            return Err(format!("call {object} does not name {}", call.name));
+        }
+        if !field(&layout.arguments_field).is_some_and(|a| same_args(a, &call.args_object())) {
+            return Err(format!("call {object} does not hold the arguments"));
+        }
+        if layout.id_field.is_some()
+            && field(&layout.id_field).and_then(Value::as_str) != Some(call.id.as_str())
+        {
+            return Err(format!("call {object} does not hold the id {}", call.id));
+        }
+    }
+    Ok(())
+}
