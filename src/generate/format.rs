@@ -1,0 +1,80 @@
+//! The turn format: a small declarative description of one assistant turn (reasoning markers,
+//! content markers, tool-call format), the single input of the grammar generator.
+//!
+//! A [`TurnFormat`] is plain data (serde): it is derived from an [`Analysis`] by
+//! [`TurnFormat::from_analysis`], and formats the generic analysis cannot express are written
+//! as data too (see [`families`](super::families)), never as code per model.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analyze::{Analysis, ReasoningMode, ReasoningScope, ToolAnalysis};
+
+/// How reasoning is delimited in the output.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningFormat {
+    /// Opening marker; empty when reasoning runs from the start of the output to `end`.
+    pub start: String,
+    /// Closing marker; empty when the template has no reasoning.
+    pub end: String,
+    /// Reasoning only appears in turns that call tools.
+    #[serde(default)]
+    pub tool_calls_only: bool,
+}
+
+impl ReasoningFormat {
+    /// Whether reasoning markers exist at all.
+    pub fn is_enabled(&self) -> bool {
+        !self.end.trim().is_empty()
+    }
+}
+
+/// How content is wrapped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContentFormat {
+    /// Opening marker (empty: plain content).
+    pub start: String,
+    /// Closing marker.
+    pub end: String,
+}
+
+/// Everything the generator needs to know about an assistant turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnFormat {
+    /// Reasoning markers.
+    pub reasoning: ReasoningFormat,
+    /// Content markers.
+    pub content: ContentFormat,
+    /// Tool-call format (`None`: no tool calls).
+    pub tools: Option<ToolAnalysis>,
+    /// Text the assistant turn ends with (end-of-turn marker), dropped when it ends the output.
+    #[serde(default)]
+    pub turn_end: String,
+    /// Markers a server must keep as special tokens.
+    #[serde(default)]
+    pub preserved_tokens: Vec<String>,
+}
+
+impl TurnFormat {
+    /// The format the analysis describes.
+    pub fn from_analysis(analysis: &Analysis) -> TurnFormat {
+        let r = &analysis.reasoning;
+        let reasoning = match r.mode {
+            ReasoningMode::None => ReasoningFormat::default(),
+            ReasoningMode::Tagged | ReasoningMode::Delimited => ReasoningFormat {
+                start: r.start.clone(),
+                end: r.end.clone(),
+                tool_calls_only: r.scope == ReasoningScope::ToolCallsOnly,
+            },
+        };
+        TurnFormat {
+            reasoning,
+            content: ContentFormat {
+                start: analysis.content.start.clone(),
+                end: analysis.content.end.clone(),
+            },
+            tools: analysis.tools.clone(),
+            turn_end: analysis.generation_prompt.turn_end.clone(),
+            preserved_tokens: analysis.preserved_tokens.clone(),
+        }
+    }
+}
