@@ -1,18 +1,20 @@
 //! The one comparison mechanism of the analysis: render a base scenario and a modified copy,
 //! and diff-split the two renders.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use crate::diff::{diff_split, DiffSplit};
 use crate::template::{ChatTemplate, TemplateError};
 
 use super::scenario::Scenario;
 
-/// Renders scenarios with one template and counts the renders.
+/// Renders scenarios with one template, remembers the renders (comparisons share their base
+/// scenarios) and counts them.
 #[derive(Debug)]
 pub struct Renderer<'t> {
     template: &'t ChatTemplate,
     renders: Cell<u32>,
+    memo: RefCell<Vec<(Scenario, Result<String, TemplateError>)>>,
 }
 
 impl<'t> Renderer<'t> {
@@ -21,16 +23,24 @@ impl<'t> Renderer<'t> {
         Renderer {
             template,
             renders: Cell::new(0),
+            memo: RefCell::new(Vec::new()),
         }
     }
 
-    /// Renders `scenario`.
+    /// Renders `scenario` (once: a repeated scenario returns the remembered result).
     pub fn render(&self, scenario: &Scenario) -> Result<String, TemplateError> {
+        if let Some((_, found)) = self.memo.borrow().iter().find(|(s, _)| s == scenario) {
+            return found.clone();
+        }
         self.renders.set(self.renders.get() + 1);
-        self.template.render(&scenario.to_input())
+        let result = self.template.render(&scenario.to_input());
+        self.memo
+            .borrow_mut()
+            .push((scenario.clone(), result.clone()));
+        result
     }
 
-    /// How many renders ran so far.
+    /// How many distinct renders ran so far.
     pub fn renders(&self) -> u32 {
         self.renders.get()
     }
@@ -52,7 +62,8 @@ impl Comparison {
     }
 }
 
-/// Renders `base` and a copy of it changed by `modify`, and returns both renders.
+/// Renders `base` and a copy of it changed by `modify`, and returns both renders (diff-split
+/// them with [`Comparison::split`]).
 pub fn compare(
     renderer: &Renderer<'_>,
     base: &Scenario,

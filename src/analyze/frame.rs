@@ -9,9 +9,9 @@
 
 use crate::template::{ArgumentsForm, TemplateError};
 
-use super::compare::Renderer;
-use super::markers::{aligned_prefix_len, aligned_suffix_len};
-use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
+use super::compare::{compare, Renderer};
+use super::markers::{aligned_prefix_len, aligned_suffix_len, trailing_marker};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, USER};
 use crate::diff::segments;
 
 /// The frame of assistant turns, with the renders it was computed from.
@@ -26,6 +26,10 @@ pub struct Frame {
     /// The common end of assistant turns (`<|im_end|>\n`); empty when it cannot be told apart
     /// from the content (no tool-call turn to compare with).
     pub footer: String,
+    /// The end of tool-call turns: the footer, or the tool-call turn's own end marker when
+    /// content turns end with the user turns' end-of-turn marker and tool-call turns with
+    /// another one (`<|eot_id|>` vs `<|eom_id|>`).
+    pub tool_footer: String,
     /// The first segment of the generation prompt (anchors turns, see `turn_of`).
     anchor: String,
     /// The generation prompt after the header, thinking enabled.
@@ -51,41 +55,23 @@ impl Frame {
             enable_thinking: false,
             ..user.clone()
         };
-        let base = renderer.render(&user)?;
-        let base_off = renderer.render(&user_off)?;
-        let gen_on = turn_of(
-            &base,
-            &renderer.render(&Scenario {
-                generation_prompt: true,
-                ..user.clone()
-            })?,
-            "",
-        );
-        let gen_off = turn_of(
-            &base_off,
-            &renderer.render(&Scenario {
-                generation_prompt: true,
-                ..user_off
-            })?,
-            "",
-        );
+        let gen_on = compare(renderer, &user, |s| s.generation_prompt = true)?;
+        let gen_off = compare(renderer, &user_off, |s| s.generation_prompt = true)?;
+        let base = gen_on.a.clone();
+        let gen_on = turn_of(&gen_on.a, &gen_on.b, "");
+        let gen_off = turn_of(&gen_off.a, &gen_off.b, "");
         let anchor = segments(&gen_on).next().map_or("", |s| s.text).to_owned();
-        let content_turn = turn_of(
-            &base,
-            &renderer.render(&Scenario::with_turn(Turn::content(CONTENT)))?,
-            &anchor,
-        );
-        let earlier_turn = turn_of(
-            &base,
-            &renderer.render(&Scenario {
-                user_after: true,
-                ..Scenario::with_turn(Turn::content(CONTENT))
-            })?,
-            &anchor,
-        );
+        let content = compare(renderer, &user, |s| {
+            s.turn = Some(Turn::content(CONTENT));
+        })?;
+        let content_turn = turn_of(&content.a, &content.b, &anchor);
+        let earlier = compare(renderer, &user, |s| {
+            s.turn = Some(Turn::content(CONTENT));
+            s.user_after = true;
+        })?;
+        let earlier_turn = turn_of(&earlier.a, &earlier.b, &anchor);
         let mut tool = None;
         if let Some(scenario) = tool_scenario {
-            let base_tools = renderer.render(scenario)?;
             let name = ProbeSet::PRIMARY.fn_first;
             // Calls that do not render with empty content are retried with null content, and
             // with arguments as a JSON string.
@@ -99,13 +85,13 @@ impl Frame {
             for (form, null) in attempts {
                 scenario.arguments = form;
                 scenario.null_call_content = null;
-                let with_call = scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], None);
-                let Ok(render) = renderer.render(&with_call) else {
+                let call = vec![Call::first(&ProbeSet::PRIMARY, 2)];
+                let Ok(c) = compare(renderer, scenario, |s| *s = s.with_calls(call, None)) else {
                     continue;
                 };
-                if render.matches(name).count() > base_tools.matches(name).count() {
-                    let turn = turn_of(&base_tools, &render, &anchor);
-                    tool = Some((base_tools, turn));
+                if c.b.matches(name).count() > c.a.matches(name).count() {
+                    let turn = turn_of(&c.a, &c.b, &anchor);
+                    tool = Some((c.a, turn));
                     break;
                 }
             }
@@ -127,20 +113,43 @@ impl Frame {
         let after_content = content_turn
             .rfind(CONTENT)
             .map_or("", |at| &content_turn[at + CONTENT.len()..]);
-        let footer = match &tool {
+        let (footer, tool_footer) = match &tool {
             Some((_, turn)) => {
                 // Compared without trailing whitespace: turns may differ only in the newlines
                 // after their end marker.
                 let after_call = after_last_probe(turn, &ProbeSet::PRIMARY).trim_end();
                 let content_end = after_content.trim_end();
                 let n = aligned_suffix_len(content_end, after_call);
-                if n == 0 {
-                    after_content[content_end.len()..].to_owned()
-                } else {
-                    content_end[content_end.len() - n..].to_owned()
+                let user_end = trailing_marker(base.trim_end());
+                match (trailing_marker(content_end), trailing_marker(after_call)) {
+                    // No common end, but content turns end like user turns (an end-of-turn
+                    // token) and tool-call turns end with another marker: their own end token.
+                    (Some(content), Some(tool)) if n == 0 && user_end == Some(content) => {
+                        (content.to_owned(), tool.to_owned())
+                    }
+                    _ if n == 0 => {
+                        let ws = after_content[content_end.len()..].to_owned();
+                        (ws.clone(), ws)
+                    }
+                    _ => {
+                        let end = content_end[content_end.len() - n..].to_owned();
+                        (end.clone(), end)
+                    }
                 }
             }
-            None => after_content.to_owned(),
+            // Without a tool-call turn to compare with, the turn ends like the user turn: the
+            // common end of what follows the user message and what follows the content.
+            None => {
+                let after_user = base.rfind(USER).map_or("", |at| &base[at + USER.len()..]);
+                let n = aligned_suffix_len(after_content, after_user);
+                let footer = if after_content[..after_content.len() - n].trim().is_empty() || n == 0
+                {
+                    after_content
+                } else {
+                    &after_content[after_content.len() - n..]
+                };
+                (footer.to_owned(), footer.to_owned())
+            }
         };
         let after_header = |turn: &str| {
             turn.strip_prefix(header.as_str())
@@ -157,10 +166,11 @@ impl Frame {
             anchor,
             header,
             footer,
+            tool_footer,
         };
-        frame.content_body = frame.body_of_turn(&content_turn);
+        frame.content_body = frame.body_of_turn(&content_turn, false);
         if let Some((base_tools, turn)) = tool {
-            frame.tool_body = Some(frame.body_of_turn(&turn));
+            frame.tool_body = Some(frame.body_of_turn(&turn, true));
             frame.base_tools = Some(base_tools);
         }
         Ok(frame)
@@ -173,31 +183,37 @@ impl Frame {
             (Some(b), true) => b,
             _ => &self.base,
         };
-        self.body_of_turn(&turn_of(base, render, &self.anchor))
+        self.body_of_turn(&turn_of(base, render, &self.anchor), tools)
     }
 
-    /// The body of the assistant turn in `render`, a render of `base` followed by a turn.
-    pub fn body_against(&self, base: &str, render: &str) -> String {
-        self.body_of_turn(&turn_of(base, render, &self.anchor))
+    /// The body of the tool-call turn in `render`, a render of `base` followed by the turn.
+    pub fn tool_body_against(&self, base: &str, render: &str) -> String {
+        self.body_of_turn(&turn_of(base, render, &self.anchor), true)
     }
 
     /// A turn without the header, cut at the first footer after the last probe value.
-    fn body_of_turn(&self, turn: &str) -> String {
+    fn body_of_turn(&self, turn: &str, tools: bool) -> String {
         let body = turn.strip_prefix(self.header.as_str()).unwrap_or(turn);
-        if self.footer.is_empty() {
+        let footer = if tools {
+            &self.tool_footer
+        } else {
+            &self.footer
+        };
+        if footer.is_empty() {
             return body.to_owned();
         }
         let last = last_probe_end(body);
-        match body[last..].find(self.footer.as_str()) {
+        match body[last..].find(footer.as_str()) {
             Some(at) => body[..last + at].to_owned(),
             None => body.to_owned(),
         }
     }
 }
 
-/// The assistant turn of `render`: what it adds to `base` (cut on a marker boundary). When
+/// The assistant turn of `render`: what it inserts into `base` (cut on a marker boundary). When
 /// `base` has text after the insertion point (a template that appends instructions after the
-/// conversation), the insertion is rotated back so the turn starts with `anchor` (the start of
+/// conversation), that text is left out and the insertion is rotated back so the turn starts
+/// with `anchor` (the start of
 /// the generation prompt) when that is consistent.
 fn turn_of(base: &str, render: &str, anchor: &str) -> String {
     let k = aligned_prefix_len(base, render);
@@ -209,11 +225,18 @@ fn turn_of(base: &str, render: &str, anchor: &str) -> String {
                 && render[start..].starts_with(anchor)
                 && render.get(start + inserted..) == base.get(start..)
             {
-                return render[start..start + inserted].to_owned() + &base[start..];
+                return render[start..start + inserted].to_owned();
             }
         }
     }
-    render[k..].to_owned()
+    // Text the base has after the insertion point (instructions appended after the
+    // conversation) is not part of the turn.
+    match render.strip_suffix(&base[k..]) {
+        Some(head) if head.len() >= k && !render[k..].starts_with(&base[k..]) => {
+            render[k..head.len()].to_owned()
+        }
+        _ => render[k..].to_owned(),
+    }
 }
 
 /// The end of the last probe value (tool call, content or reasoning) in `text`, or 0.

@@ -18,7 +18,8 @@
 //!    marker may contain a probe string. A part that fails is reported in
 //!    [`Analysis::unsupported`] and left empty, never returned with wrong markers.
 //!
-//! Every comparison goes through [`compare::compare`]; probe conversations come from
+//! Comparisons go through [`compare::compare`] (renders are memoized, so comparisons share
+//! their base renders); probe conversations come from
 //! [`scenario`]. Results are cached by template hash in [`cache`].
 
 pub mod cache;
@@ -45,8 +46,8 @@ pub use reasoning::{
     MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope, WithoutReasoning,
 };
 pub use tools::{
-    ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, ToolAnalysis,
-    ToolFormat,
+    ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, NonStringValues,
+    ToolAnalysis, ToolFormat,
 };
 
 use compare::Renderer;
@@ -87,6 +88,8 @@ pub struct GenerationPrompt {
     pub thinking_off: String,
     /// The common end of assistant turns (end-of-turn marker), when it could be told apart.
     pub turn_end: String,
+    /// The end of tool-call turns when it differs from `turn_end` (`<|eom_id|>`).
+    pub tool_turn_end: String,
 }
 
 /// Everything the analysis found out about a chat template's output format.
@@ -120,6 +123,7 @@ impl Analysis {
                 thinking_on: String::new(),
                 thinking_off: String::new(),
                 turn_end: String::new(),
+                tool_turn_end: String::new(),
             },
             reasoning: ReasoningAnalysis::none(),
             content: ContentAnalysis::plain(),
@@ -174,6 +178,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         thinking_on: frame.prompt_thinking_on.clone(),
         thinking_off: frame.prompt_thinking_off.clone(),
         turn_end: frame.footer.clone(),
+        tool_turn_end: frame.tool_footer.clone(),
     };
 
     let reasoning = reasoning::analyze(&renderer, &frame, tool_scenario.as_ref());
@@ -191,11 +196,19 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
             &renderer,
             &frame,
             scenario,
-            &capabilities,
             &analysis.reasoning,
             &analysis.content,
         ) {
-            Ok(t) => analysis.tools = Some(t),
+            Ok(t) => {
+                if t.arguments.non_string_values == tools::NonStringValues::Different {
+                    analysis.unsupported(
+                        Part::Tools,
+                        "non-string argument values render with other markers than strings \
+                         (only string arguments are expressed)",
+                    );
+                }
+                analysis.tools = Some(t);
+            }
             Err(reason) => analysis.unsupported(Part::Tools, reason),
         }
     }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diff::{segments, SegmentKind};
 
-use super::compare::Renderer;
+use super::compare::{compare, Renderer};
 use super::frame::Frame;
 use super::markers::{split_after_first_marker, trailing_marker};
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, REASONING};
@@ -107,6 +107,9 @@ pub struct ReasoningAnalysis {
     pub source: MarkerSource,
     /// What the template renders in a turn without reasoning.
     pub without_reasoning: WithoutReasoning,
+    /// Past reasoning renders only when given as a `{"type": "thinking"}` content part (not as
+    /// `reasoning_content`).
+    pub from_content_part: bool,
     /// What the generation prompt wrote with `enable_thinking` true.
     pub prefill_thinking_on: Prefill,
     /// What the generation prompt wrote with `enable_thinking` false.
@@ -123,6 +126,7 @@ impl ReasoningAnalysis {
             end: String::new(),
             source: MarkerSource::None,
             without_reasoning: WithoutReasoning::Nothing,
+            from_content_part: false,
             prefill_thinking_on: Prefill::None,
             prefill_thinking_off: Prefill::None,
         }
@@ -176,18 +180,38 @@ pub fn analyze(
         reasoning_body: None,
         unsupported: None,
     };
-    let turn = Turn {
-        content: Some(CONTENT.to_owned()),
-        reasoning: Some(REASONING.to_owned()),
-        calls: Vec::new(),
-    };
-    if let Ok(render) = renderer.render(&Scenario::with_turn(turn)) {
-        let body = frame.body(&render, false);
-        if let Some(found) = from_content_turn(&body, &frame.content_body) {
+    // Reasoning as `reasoning_content`, else as a `thinking` content part.
+    for as_part in [false, true] {
+        let content_only = Scenario::with_turn(Turn::content(CONTENT));
+        let with_reasoning = compare(renderer, &content_only, |s| {
+            if let Some(turn) = s.turn.as_mut() {
+                turn.reasoning = Some(REASONING.to_owned());
+                turn.reasoning_as_part = as_part;
+            }
+        });
+        let Ok(comparison) = with_reasoning else {
+            continue;
+        };
+        let body = frame.body(&comparison.b, false);
+        // A template that prints the content list verbatim shows our own keys, not markers.
+        let found = from_content_turn(&body, &frame.content_body).filter(|(a, _)| {
+            let dump = |m: &str| {
+                ["'type'", "\"type\"", "'text'", "\"text\""]
+                    .iter()
+                    .any(|k| m.contains(k))
+            };
+            !as_part || !(dump(&a.start) || dump(&a.end))
+        });
+        if let Some(found) = found {
             outcome.analysis = found.0;
+            outcome.analysis.from_content_part = as_part;
             outcome.content_start_after_reasoning = found.1;
+            outcome.reasoning_body = Some(body);
+            break;
         }
-        outcome.reasoning_body = Some(body);
+        if !as_part {
+            outcome.reasoning_body = Some(body);
+        }
     }
     if !outcome.analysis.found() {
         if let Some(found) = tool_scope(renderer, frame, tool_scenario) {

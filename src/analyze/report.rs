@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::tools::{CallIdPosition, ToolAnalysis};
+use super::tools::{CallIdPosition, ToolAnalysis, ToolFormat};
 use super::{Analysis, ContentMode, ReasoningMode};
 
 /// `marker` on one line with visible whitespace, between `«` and `»`.
@@ -64,6 +64,9 @@ pub fn render(name: &str, analysis: &Analysis) -> String {
     line(&mut out, "prompt, thinking on", &show(&g.thinking_on));
     line(&mut out, "prompt, thinking off", &show(&g.thinking_off));
     line(&mut out, "turn end", &show(&g.turn_end));
+    if g.tool_turn_end != g.turn_end {
+        line(&mut out, "tool-call turn end", &show(&g.tool_turn_end));
+    }
 
     let r = &analysis.reasoning;
     let _ = writeln!(out, "Reasoning: {}", enum_name(&r.mode));
@@ -148,6 +151,20 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
         line(out, "arg value prefix", &show(&a.value_prefix));
         line(out, "arg value suffix", &show(&a.value_suffix));
         line(out, "arg separator", &show(&a.separator));
+        if !a.string_open.is_empty() || !a.string_close.is_empty() {
+            line(out, "string value open", &show(&a.string_open));
+            line(out, "string value close", &show(&a.string_close));
+        }
+        line(out, "non-string values", &enum_name(&a.non_string_values));
+    }
+    if let Some(j) = t
+        .json
+        .as_ref()
+        .filter(|_| t.format == ToolFormat::TagWithJson)
+    {
+        if j.python_dicts {
+            line(out, "arguments", "python dicts");
+        }
     }
     let id = &t.call_id;
     if id.position != CallIdPosition::None {
@@ -160,7 +177,11 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
         line(out, "call id prefix", &show(&id.prefix));
         line(out, "call id suffix", &show(&id.suffix));
     }
-    if let Some(j) = &t.json {
+    if let Some(j) = t
+        .json
+        .as_ref()
+        .filter(|_| t.format == ToolFormat::JsonNative)
+    {
         let field = |f: &Option<String>| f.as_deref().map_or("-".to_owned(), |f| format!("{f:?}"));
         line(out, "json function field", &field(&j.function_field));
         line(out, "json name field", &field(&j.name_field));

@@ -19,6 +19,9 @@ pub const CONTENT: &str = "AnswerC5a1";
 /// Assistant reasoning.
 pub const REASONING: &str = "ThinkingR9e4";
 
+/// A non-string argument value (its digits are distinctive in a render).
+pub const NUMBER_VALUE: u64 = 7531;
+
 /// One set of probe values for tool calls: two function names, two argument names, two values,
 /// two call ids, and content/reasoning strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,8 +123,8 @@ impl ProbeSet {
 pub struct Call {
     /// The function name.
     pub name: String,
-    /// The arguments, in order.
-    pub args: Vec<(String, String)>,
+    /// The arguments, in order (string values unless a scenario needs another type).
+    pub args: Vec<(String, Value)>,
     /// The call id.
     pub id: String,
 }
@@ -147,20 +150,23 @@ impl Call {
             args: args
                 .iter()
                 .take(arg_count)
-                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
                 .collect(),
             id: id.to_owned(),
         }
     }
 
+    /// The first call of `probes` with two arguments, the first one the number
+    /// [`NUMBER_VALUE`] instead of a string.
+    pub fn first_with_number(probes: &ProbeSet) -> Call {
+        let mut call = Call::first(probes, 2);
+        call.args[0].1 = Value::from(NUMBER_VALUE);
+        call
+    }
+
     /// The arguments as a JSON object.
     pub fn args_object(&self) -> Value {
-        Value::Object(
-            self.args
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect(),
-        )
+        Value::Object(self.args.iter().cloned().collect())
     }
 
     fn to_json(&self, form: ArgumentsForm) -> Value {
@@ -181,6 +187,9 @@ pub struct Turn {
     pub reasoning: Option<String>,
     /// `tool_calls` (empty: absent).
     pub calls: Vec<Call>,
+    /// Pass the reasoning as a `{"type": "thinking", "thinking": ...}` part of a content list
+    /// (followed by a `text` part with the content) instead of `reasoning_content`.
+    pub reasoning_as_part: bool,
 }
 
 impl Turn {
@@ -195,11 +204,20 @@ impl Turn {
     fn to_json(&self, form: ArgumentsForm) -> Value {
         let mut m = serde_json::Map::new();
         m.insert("role".into(), "assistant".into());
-        m.insert(
-            "content".into(),
-            self.content.clone().map_or(Value::Null, Value::String),
-        );
-        if let Some(r) = &self.reasoning {
+        let content = self.content.clone().map_or(Value::Null, Value::String);
+        match (&self.reasoning, self.reasoning_as_part) {
+            (Some(r), true) => {
+                let mut parts = vec![json!({"type": "thinking", "thinking": r})];
+                if let Value::String(text) = &content {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                m.insert("content".into(), Value::Array(parts));
+            }
+            _ => {
+                m.insert("content".into(), content);
+            }
+        }
+        if let Some(r) = self.reasoning.as_ref().filter(|_| !self.reasoning_as_part) {
             m.insert("reasoning_content".into(), Value::String(r.clone()));
         }
         if !self.calls.is_empty() {
@@ -256,6 +274,7 @@ impl Scenario {
                 content: (!self.null_call_content).then(String::new),
                 reasoning: reasoning.map(str::to_owned),
                 calls,
+                reasoning_as_part: false,
             }),
             ..self.clone()
         }

@@ -107,11 +107,9 @@ fn always_rendered_empty_block() {
 #[test]
 fn content_always_wrapped() {
     let a = run(
-        &format!(
-            "{{% if m.content %}}<response>{{{{ m.content }}}}</response>{{% endif %}}\
-             {{% for c in m.tool_calls or [] %}}<call>{{{{ c.function.name }}}}\
-             {{{{ c.function.arguments | tojson }}}}</call>{{% endfor %}}"
-        ),
+        "{% if m.content %}<response>{{ m.content }}</response>{% endif %}\
+         {% for c in m.tool_calls or [] %}<call>{{ c.function.name }}\
+         {{ c.function.arguments | tojson }}</call>{% endfor %}",
         "",
     );
     assert_eq!(a.content.mode, ContentMode::AlwaysWrapped);
@@ -337,4 +335,107 @@ fn cache_returns_the_same_analysis() {
     let second = cache.get(&t);
     assert!(std::sync::Arc::ptr_eq(&first, &second));
     assert_eq!(cache.len(), 1);
+}
+
+#[test]
+fn python_call_syntax_quotes_only_strings() {
+    let a = run(
+        "{{ m.content or '' }}{% if m.tool_calls %}<calls>[{% for c in m.tool_calls %}\
+         {% if not loop.first %}, {% endif %}{{ c.function.name }}(\
+         {% for k, v in c.function.arguments.items() %}{% if not loop.first %}, {% endif %}\
+         {{ k }}={{ v | tojson if v is not string else \"'\" ~ v ~ \"'\" }}{% endfor %})\
+         {% endfor %}]</calls>{% endif %}",
+        "",
+    );
+    let t = tools(&a);
+    assert_eq!(t.format, ToolFormat::TagWithTagged);
+    let args = &t.arguments;
+    assert_eq!(args.non_string_values, NonStringValues::StringsQuoted);
+    assert_eq!(
+        (args.string_open.as_str(), args.string_close.as_str()),
+        ("'", "'")
+    );
+    assert_eq!(
+        (args.name_suffix.as_str(), args.separator.as_str()),
+        ("=", ", ")
+    );
+    assert_eq!(
+        (t.section_start.as_str(), t.call_separator.as_str()),
+        ("<calls>[", ", ")
+    );
+    assert_eq!(t.function.name_suffix, "(");
+}
+
+#[test]
+fn typed_attributes_are_reported() {
+    let a = run(
+        &calls(
+            "<invoke name=\"{{ c.function.name }}\">{% for k, v in c.function.arguments.items() %}\
+             <param name=\"{{ k }}\" string=\"{{ 'true' if v is string else 'false' }}\">\
+             {{ v if v is string else v | tojson }}</param>{% endfor %}</invoke>",
+        ),
+        "",
+    );
+    assert_eq!(
+        tools(&a).arguments.non_string_values,
+        NonStringValues::Different
+    );
+    assert!(a.unsupported_reason(Part::Tools).is_some());
+}
+
+#[test]
+fn degenerate_templates_do_not_panic() {
+    for source in [
+        "",
+        "{{ raise_exception('unsupported') }}",
+        "{% for m in messages %}{{ m.content }}{% endfor %}",
+        "{% for m in messages %}<{{ m.role }}>{% endfor %}",
+        "{{ messages | tojson }}",
+    ] {
+        let a = analyze(&ChatTemplate::new("degenerate", source).unwrap());
+        assert!(
+            a.tools.is_none() || a.unsupported.is_empty(),
+            "{source}: {a:?}"
+        );
+    }
+}
+
+#[test]
+fn content_wrapped_without_tool_calls_ends_before_the_turn_end() {
+    let a = run("<response>{{ m.content }}</response>", "");
+    assert_eq!(a.content.mode, ContentMode::AlwaysWrapped);
+    assert_eq!(
+        (a.content.start.as_str(), a.content.end.as_str()),
+        ("<response>", "</response>")
+    );
+    assert_eq!(a.generation_prompt.turn_end, "<|end|>");
+}
+
+#[test]
+fn reasoning_from_a_thinking_content_part() {
+    let a = run(
+        "{% if m.content is string %}{{ m.content }}{% else %}{% for p in m.content %}\
+         {% if p.type == 'thinking' %}[THINK]{{ p.thinking }}[/THINK]{% else %}{{ p.text }}\
+         {% endif %}{% endfor %}{% endif %}",
+        "",
+    );
+    assert_eq!(a.reasoning.mode, ReasoningMode::Tagged);
+    assert!(a.reasoning.from_content_part);
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("[THINK]", "[/THINK]")
+    );
+}
+
+#[test]
+fn compare_renders_both_variants_and_splits_them() {
+    let t = template(CONTENT, "<think>\n");
+    let renderer = compare::Renderer::new(&t);
+    let base = scenario::Scenario::user_only();
+    let c = compare::compare(&renderer, &base, |s| s.generation_prompt = true).unwrap();
+    let split = c.split();
+    assert_eq!((split.left, split.right), ("", "<|assistant|><think>"));
+    // The base render is remembered: one more render for the new variant only.
+    compare::compare(&renderer, &base, |s| s.enable_thinking = false).unwrap();
+    assert_eq!(renderer.renders(), 3);
 }

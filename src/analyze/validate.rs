@@ -86,6 +86,7 @@ fn check_reasoning(
     let c = &ProbeSet::CHECK;
     let mut turn = Turn::content(c.content);
     turn.reasoning = Some(c.reasoning.to_owned());
+    turn.reasoning_as_part = r.from_content_part;
     let tools = r.scope == super::ReasoningScope::ToolCallsOnly;
     let scenario = match (tools, tool_scenario) {
         (false, _) => Scenario::with_turn(turn),
@@ -115,7 +116,10 @@ fn check_content(
     match content.mode {
         ContentMode::Plain => return Ok(()),
         ContentMode::AlwaysWrapped => {}
-        ContentMode::WrappedWithReasoning => turn.reasoning = Some(c.reasoning.to_owned()),
+        ContentMode::WrappedWithReasoning => {
+            turn.reasoning = Some(c.reasoning.to_owned());
+            turn.reasoning_as_part = r.from_content_part;
+        }
     }
     let body = body_of(renderer, frame, &Scenario::with_turn(turn), false)?;
     let body = strip_residue(&body, r);
@@ -155,22 +159,22 @@ fn check_tools(
     if t.parallel_calls {
         sets.push(vec![Call::first(c, 2), Call::second(c, 2)]);
     }
+    let check_base = Scenario {
+        probes: ProbeSet::CHECK,
+        ..base.clone()
+    };
+    let check_base = renderer
+        .render(&check_base)
+        .map_err(|e| format!("validation render failed: {e}"))?;
     for calls in sets {
         let scenario = Scenario {
             probes: ProbeSet::CHECK,
             ..base.with_calls(calls.clone(), None)
         };
-        let base = Scenario {
-            turn: None,
-            ..scenario.clone()
-        };
-        let base = renderer
-            .render(&base)
-            .map_err(|e| format!("validation render failed: {e}"))?;
         let render = renderer
             .render(&scenario)
             .map_err(|e| format!("validation render failed: {e}"))?;
-        let body = frame.body_against(&base, &render);
+        let body = frame.tool_body_against(&check_base, &render);
         let text = call_text(&body, &analysis.reasoning, &analysis.content);
         let pieces = expected_pieces(t, &calls);
         match_pieces(text, &pieces, t.json.as_ref()).map_err(|e| {
@@ -224,8 +228,12 @@ fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
                     if j > 0 {
                         args.push_str(&a.separator);
                     }
+                    let value = match v {
+                        Value::String(v) => format!("{}{v}{}", a.string_open, a.string_close),
+                        v => v.to_string(),
+                    };
                     args.push_str(&format!(
-                        "{}{k}{}{}{v}{}",
+                        "{}{k}{}{}{value}{}",
                         a.name_prefix, a.name_suffix, a.value_prefix, a.value_suffix
                     ));
                 }

@@ -6,7 +6,8 @@ use crate::analyze::markers::{
 };
 
 use super::layout::CallLayout;
-use super::ArgumentMarkers;
+use super::{ArgumentMarkers, NonStringValues};
+use crate::analyze::scenario::{ProbeSet, NUMBER_VALUE};
 
 /// The argument markers, and where the argument region starts in `one`.
 pub fn analyze(one: &str, layout: &CallLayout) -> Result<(ArgumentMarkers, usize), String> {
@@ -49,6 +50,54 @@ pub fn analyze(one: &str, layout: &CallLayout) -> Result<(ArgumentMarkers, usize
         value_prefix: value_prefix.to_owned(),
         value_suffix: value_suffix.to_owned(),
         separator: separator.to_owned(),
+        ..ArgumentMarkers::default()
     };
     Ok((markers, a1.0 - name_prefix.len()))
+}
+
+/// Checks how a number argument renders in `text` (a call whose first argument is
+/// [`NUMBER_VALUE`]) and records it in `markers`: with the same markers as strings, bare with
+/// the strings' extra quotes moved to `string_open`/`string_close`, or with other markers.
+pub fn check_non_string(text: &str, markers: &mut ArgumentMarkers) {
+    let number = NUMBER_VALUE.to_string();
+    let Some(at) = text.find(ProbeSet::PRIMARY.arg_first) else {
+        return;
+    };
+    let after = &text[at + ProbeSet::PRIMARY.arg_first.len()..];
+    let opening = format!("{}{}", markers.name_suffix, markers.value_prefix);
+    let same = format!("{opening}{number}{}", markers.value_suffix);
+    if after.starts_with(&same) {
+        markers.non_string_values = NonStringValues::SameMarkers;
+        return;
+    }
+    markers.non_string_values = NonStringValues::Different;
+    let matched = crate::diff::common_prefix_len(&opening, after);
+    let Some(rest) = after[matched..].strip_prefix(number.as_str()) else {
+        return;
+    };
+    let suffix = &markers.value_suffix;
+    let Some(close_len) = (0..=suffix.len())
+        .filter(|k| suffix.is_char_boundary(*k))
+        .find(|k| rest.starts_with(&suffix[*k..]))
+    else {
+        return;
+    };
+    let open = &opening[matched..];
+    if open.is_empty() && close_len == 0 {
+        return;
+    }
+    // The extra quote comes off the end of name suffix + value prefix and the start of the
+    // value suffix.
+    markers.string_open = open.to_owned();
+    markers.string_close = suffix[..close_len].to_owned();
+    markers.value_suffix = suffix[close_len..].to_owned();
+    let from_prefix = open.len().min(markers.value_prefix.len());
+    markers
+        .value_prefix
+        .truncate(markers.value_prefix.len() - from_prefix);
+    let from_name = open.len() - from_prefix;
+    markers
+        .name_suffix
+        .truncate(markers.name_suffix.len() - from_name);
+    markers.non_string_values = NonStringValues::StringsQuoted;
 }

@@ -22,13 +22,11 @@ mod tagged;
 
 use serde::{Deserialize, Serialize};
 
-use crate::template::Capabilities;
-
-use super::compare::Renderer;
+use super::compare::{compare, Renderer};
 use super::content::ContentAnalysis;
 use super::frame::Frame;
 use super::reasoning::ReasoningAnalysis;
-use super::scenario::{ProbeSet, Scenario};
+use super::scenario::{Call, ProbeSet, Scenario};
 
 pub(crate) use format::call_text;
 
@@ -86,6 +84,28 @@ pub struct ArgumentMarkers {
     pub value_suffix: String,
     /// Text between two arguments.
     pub separator: String,
+    /// Extra text before string values only (a quote: `'`, `<|"|>`); non-string values are
+    /// written bare, as JSON.
+    pub string_open: String,
+    /// Extra text after string values only.
+    pub string_close: String,
+    /// How a non-string value renders.
+    pub non_string_values: NonStringValues,
+}
+
+/// How tagged arguments render a non-string value (checked with a number).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NonStringValues {
+    /// Not checked (arguments are not tagged, or the render failed).
+    #[default]
+    Unchecked,
+    /// With the same markers as strings, as JSON text.
+    SameMarkers,
+    /// Bare JSON text; strings add `string_open`/`string_close`.
+    StringsQuoted,
+    /// With other markers (e.g. a type attribute): only string arguments are expressed.
+    Different,
 }
 
 /// Call id position and markers.
@@ -199,23 +219,35 @@ pub fn analyze(
     renderer: &Renderer<'_>,
     frame: &Frame,
     scenario: &Scenario,
-    capabilities: &Capabilities,
     reasoning: &ReasoningAnalysis,
     content: &ContentAnalysis,
 ) -> Result<ToolAnalysis, String> {
     let body = frame.tool_body.as_deref().ok_or(NO_CALLS)?;
     let one = call_text(body, reasoning, content);
     let layout = format::classify(one)?;
-    // Capabilities may miss parallel calls (strict templates reject its probe ids): try.
-    let _ = capabilities;
-    let two = renderer
-        .render(&tagged::two_calls(scenario))
+    // Two calls are always tried: capability probes can miss parallel calls (strict templates
+    // reject their call ids).
+    let one_call = scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], None);
+    let two = compare(renderer, &one_call, |s| *s = tagged::two_calls(s))
         .ok()
-        .map(|render| frame.body(&render, true))
+        .map(|c| frame.body(&c.b, true))
         .filter(|body| body.contains(ProbeSet::PRIMARY.fn_second));
     let two = two.as_deref().map(|b| call_text(b, reasoning, content));
-    match layout.format {
-        ToolFormat::JsonNative => json_native::analyze(one, two, &layout),
-        _ => tagged::analyze(one, two, &layout),
+    let mut analysis = match layout.format {
+        ToolFormat::JsonNative => json_native::analyze(one, two, &layout)?,
+        _ => tagged::analyze(one, two, &layout)?,
+    };
+    if analysis.format == ToolFormat::TagWithTagged {
+        let number = compare(renderer, &one_call, |s| {
+            *s = s.with_calls(vec![Call::first_with_number(&ProbeSet::PRIMARY)], None);
+        });
+        if let Ok(number) = number {
+            let body = frame.body(&number.b, true);
+            arguments::check_non_string(
+                call_text(&body, reasoning, content),
+                &mut analysis.arguments,
+            );
+        }
     }
+    Ok(analysis)
 }
