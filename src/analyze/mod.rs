@@ -134,7 +134,7 @@ impl Analysis {
         }
     }
 
-    fn unsupported(&mut self, part: Part, reason: impl Into<String>) {
+    fn mark_unsupported(&mut self, part: Part, reason: impl Into<String>) {
         self.unsupported.push(Unsupported {
             part,
             reason: reason.into(),
@@ -168,7 +168,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     let frame = match Frame::build(&renderer, tool_scenario.as_mut()) {
         Ok(frame) => frame,
         Err(e) => {
-            analysis.unsupported(Part::Template, format!("probe render failed: {e}"));
+            analysis.mark_unsupported(Part::Template, format!("probe render failed: {e}"));
             analysis.renders = renderer.renders();
             return analysis;
         }
@@ -183,12 +183,12 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
 
     let reasoning = reasoning::analyze(&renderer, &frame, tool_scenario.as_ref());
     if let Some(reason) = &reasoning.unsupported {
-        analysis.unsupported(Part::Reasoning, reason.clone());
+        analysis.mark_unsupported(Part::Reasoning, reason.clone());
     }
     analysis.reasoning = reasoning.analysis.clone();
     match content::analyze(&frame.content_body, &reasoning) {
         Ok(content) => analysis.content = content,
-        Err(reason) => analysis.unsupported(Part::Content, reason),
+        Err(reason) => analysis.mark_unsupported(Part::Content, reason),
     }
     let tools_render = frame.tool_body.is_some() || capabilities.tools;
     if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
@@ -201,7 +201,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         ) {
             Ok(t) => {
                 if t.arguments.non_string_values == tools::NonStringValues::Different {
-                    analysis.unsupported(
+                    analysis.mark_unsupported(
                         Part::Tools,
                         "non-string argument values render with other markers than strings \
                          (only string arguments are expressed)",
@@ -209,7 +209,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
                 }
                 analysis.tools = Some(t);
             }
-            Err(reason) => analysis.unsupported(Part::Tools, reason),
+            Err(reason) => analysis.mark_unsupported(Part::Tools, reason),
         }
     }
     validate::validate(&renderer, &frame, tool_scenario.as_ref(), &mut analysis);

@@ -29,24 +29,24 @@ pub fn validate(
     let r = &analysis.reasoning;
     if contains_probe(&r.start, &probes) || contains_probe(&r.end, &probes) {
         analysis.reasoning = ReasoningAnalysis::none();
-        analysis.unsupported(
+        analysis.mark_unsupported(
             Part::Reasoning,
             "a reasoning marker contains a probe string",
         );
     } else if let Err(reason) = check_reasoning(renderer, frame, tool_scenario, &analysis.reasoning)
     {
         analysis.reasoning = ReasoningAnalysis::none();
-        analysis.unsupported(Part::Reasoning, reason);
+        analysis.mark_unsupported(Part::Reasoning, reason);
     }
     let c = &analysis.content;
     if contains_probe(&c.start, &probes) || contains_probe(&c.end, &probes) {
         analysis.content = ContentAnalysis::plain();
-        analysis.unsupported(Part::Content, "a content marker contains a probe string");
+        analysis.mark_unsupported(Part::Content, "a content marker contains a probe string");
     } else if let Err(reason) =
         check_content(renderer, frame, &analysis.reasoning, &analysis.content)
     {
         analysis.content = ContentAnalysis::plain();
-        analysis.unsupported(Part::Content, reason);
+        analysis.mark_unsupported(Part::Content, reason);
     }
     if let Some(t) = &analysis.tools {
         let result = if t.markers().iter().any(|m| contains_probe(m, &probes)) {
@@ -56,7 +56,7 @@ pub fn validate(
         };
         if let Err(reason) = result {
             analysis.tools = None;
-            analysis.unsupported(Part::Tools, reason);
+            analysis.mark_unsupported(Part::Tools, reason);
         }
     }
 }

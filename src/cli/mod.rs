@@ -27,7 +27,6 @@ enum Command {
 }
 
 /// Runs the command line with the process arguments and returns the exit code.
-#[allow(unreachable_code, unused_variables)] // until the first subcommand exists
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
