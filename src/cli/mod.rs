@@ -3,10 +3,15 @@
 //! - `chatparse analyze TEMPLATE` ([`analyze`]): the differential analysis of a chat template.
 //! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
 //! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.
+//! - `chatparse check [DIR] [--templates DIR]` ([`check`]): runs a fixture corpus, or analysis +
+//!   round trip over a template directory.
+//! - `chatparse new MODEL --template T.jinja` ([`new`]): scaffolds a fixture folder.
 
 pub mod analyze;
+pub mod check;
 pub mod conform;
 pub mod diff;
+pub mod new;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,6 +29,8 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     Diff(diff::DiffArgs),
     Conform(conform::ConformArgs),
+    Check(check::CheckArgs),
+    New(new::NewArgs),
 }
 
 /// Runs the command line with the process arguments and returns the exit code.
@@ -33,5 +40,7 @@ pub fn run() -> ExitCode {
         Command::Analyze(args) => analyze::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Conform(args) => conform::run(&args),
+        Command::Check(args) => check::run(&args),
+        Command::New(args) => new::run(&args),
     }
 }
