@@ -3,10 +3,14 @@
 //! - `chatparse analyze TEMPLATE` ([`analyze`]): the differential analysis of a chat template.
 //! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
 //! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.
+//! - `chatparse parse --template T [--request R] [INPUT]` ([`parse`]): one output to a message.
+//! - `chatparse stream --template T [--request R] [--chunk N] [INPUT]` ([`stream`]): deltas.
 
 pub mod analyze;
 pub mod conform;
 pub mod diff;
+pub mod parse;
+pub mod stream;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,6 +28,8 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     Diff(diff::DiffArgs),
     Conform(conform::ConformArgs),
+    Parse(parse::ParseArgs),
+    Stream(stream::StreamArgs),
 }
 
 /// Runs the command line with the process arguments and returns the exit code.
@@ -34,5 +40,7 @@ pub fn run() -> ExitCode {
         Command::Analyze(args) => analyze::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Conform(args) => conform::run(&args),
+        Command::Parse(args) => parse::run(&args),
+        Command::Stream(args) => stream::run(&args),
     }
 }

@@ -66,6 +66,14 @@ impl TurnFormat {
                 tool_calls_only: r.scope == ReasoningScope::ToolCallsOnly,
             },
         };
+        let mut reasoning = reasoning;
+        if reasoning.start.trim().is_empty() {
+            if let Some(opener) =
+                opener_in_header(&reasoning.end, &analysis.generation_prompt.header)
+            {
+                reasoning.start = opener;
+            }
+        }
         TurnFormat {
             reasoning,
             content: ContentFormat {
@@ -77,4 +85,19 @@ impl TurnFormat {
             preserved_tokens: analysis.preserved_tokens.clone(),
         }
     }
+}
+
+/// The conventional opener of a closing marker (`</x>` → `<x>`, `[/X]` → `[X]`) when the
+/// assistant header ends with it: the template opens reasoning in every turn header, so the
+/// opener belongs to the reasoning, not to the header.
+fn opener_in_header(end: &str, header: &str) -> Option<String> {
+    let end = end.trim();
+    let opener = if let Some(name) = end.strip_prefix("</") {
+        format!("<{name}")
+    } else if let Some(name) = end.strip_prefix("[/") {
+        format!("[{name}")
+    } else {
+        return None;
+    };
+    header.trim_end().ends_with(&opener).then_some(opener)
 }

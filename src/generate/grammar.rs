@@ -76,10 +76,10 @@ pub fn build_grammar(
     let mut alternatives = Vec::new();
     let mut tool_trigger = None;
     if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
-        let (parser, trigger) = g.tools(tools, options.parallel_tool_calls);
+        let (parser, tool_triggers) = g.tools(tools, options.parallel_tool_calls);
         alternatives.push(b.trigger_rule("tool-calls", parser));
-        triggers.push(trigger.clone());
-        tool_trigger = Some(trigger);
+        triggers.extend(tool_triggers.iter().cloned());
+        tool_trigger = Some(tool_triggers);
     }
     let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
     if !cs.is_empty() {
@@ -160,7 +160,7 @@ impl Gen<'_> {
         &self,
         format: &TurnFormat,
         options: &GrammarOptions,
-        tool_trigger: Option<&str>,
+        tool_triggers: Option<&[String]>,
     ) -> Parser {
         let b = self.b;
         let r = &format.reasoning;
@@ -169,19 +169,23 @@ impl Gen<'_> {
         }
         let (start, end) = (r.start.trim(), r.end.trim());
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
-        stops.extend(tool_trigger.map(str::to_owned));
+        stops.extend(tool_triggers.unwrap_or_default().iter().cloned());
         stops.dedup();
         let text = b.tag(tags::REASONING, b.until_one_of(&stops));
         let close = b.seq([b.space(), b.literal(end)]);
         if start.is_empty() {
             b.optional(b.seq([text, close]))
         } else {
-            b.optional(b.seq([b.space(), b.literal(start), text, b.optional(close)]))
+            b.optional(b.choice([
+                b.seq([b.space(), b.literal(start), text, b.optional(close)]),
+                // A closed (empty) block written by the prompt: the end marker alone.
+                close,
+            ]))
         }
     }
 
     /// The tool-call block and its trigger (the text that starts it).
-    fn tools(&self, t: &ToolAnalysis, parallel: bool) -> (Parser, String) {
+    fn tools(&self, t: &ToolAnalysis, parallel: bool) -> (Parser, Vec<String>) {
         let b = self.b;
         let _ = parallel;
         let call = match t.format {
@@ -219,28 +223,32 @@ impl Gen<'_> {
                 b.optional(self.lit_before(&t.section_end)),
             ])
         };
-        let trigger = [
-            t.section_start.as_str(),
-            if array { "[" } else { "" },
-            &t.per_call_start,
-            &t.function.name_prefix,
+        let mut triggers: Vec<String> = Vec::new();
+        let mut add = |m: &str| {
+            let m = m.trim();
+            if !m.is_empty() && !triggers.iter().any(|t| t == m) {
+                triggers.push(m.to_owned());
+            }
+        };
+        if !ss.is_empty() {
+            add(ss);
+        } else if array {
+            add(&t.per_call_start);
+            add("[");
+        } else {
+            add(&t.per_call_start);
             if t.call_id.position == CallIdPosition::PreFuncName {
-                &t.call_id.prefix
-            } else {
-                ""
-            },
-            if t.format == ToolFormat::JsonNative {
-                "{"
-            } else {
-                ""
-            },
-        ]
-        .into_iter()
-        .map(str::trim)
-        .find(|m| !m.is_empty())
-        .unwrap_or("{")
-        .to_owned();
-        (block, trigger)
+                add(&t.call_id.prefix);
+            }
+            add(&t.function.name_prefix);
+            if t.format == ToolFormat::JsonNative && t.per_call_start.trim().is_empty() {
+                add("{");
+            }
+        }
+        if triggers.is_empty() {
+            triggers.push("{".to_owned());
+        }
+        (block, triggers)
     }
 
     fn call_id(&self, t: &ToolAnalysis, position: CallIdPosition) -> Parser {
@@ -267,28 +275,45 @@ impl Gen<'_> {
                 self.lit(&t.arguments.end),
             ]),
         };
-        let name_end = if f.name_suffix.trim().is_empty() {
-            // The name runs to the arguments.
-            match t.format {
-                ToolFormat::TagWithJson => "{".to_owned(),
-                _ => t.arguments.name_prefix.clone(),
+        let name = if f.name_suffix.trim().is_empty() {
+            // The name runs to the arguments (or to the end of a call without arguments).
+            let args_start = match t.format {
+                ToolFormat::TagWithJson => "{",
+                _ if !t.arguments.start.trim().is_empty() => t.arguments.start.as_str(),
+                _ => t.arguments.name_prefix.as_str(),
+            };
+            let stops: Vec<&str> = [args_start, f.close.as_str(), t.per_call_end.as_str()]
+                .into_iter()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .collect();
+            if stops.is_empty() {
+                b.until("{")
+            } else {
+                b.until_one_of(stops)
             }
         } else {
-            f.name_suffix.clone()
+            self.until_marker(&f.name_suffix)
+        };
+        // With a name prefix, the per-call opener may be left out by the model.
+        let opener = if f.name_prefix.trim().is_empty() {
+            self.lit(&t.per_call_start)
+        } else {
+            b.optional(self.lit(&t.per_call_start))
         };
         b.tag(
             tags::TOOL,
             b.seq([
-                self.lit(&t.per_call_start),
+                opener,
                 self.call_id(t, CallIdPosition::PreFuncName),
                 self.lit(&f.name_prefix),
-                b.tag(tags::TOOL_NAME, self.until_marker(&name_end)),
+                b.tag(tags::TOOL_NAME, name),
                 self.lit(&f.name_suffix),
                 self.call_id(t, CallIdPosition::BetweenFuncAndArgs),
                 args,
                 self.call_id(t, CallIdPosition::PostArgs),
                 self.lit_before(&f.close),
-                self.lit_before(&t.per_call_end),
+                b.optional(self.lit_before(&t.per_call_end)),
             ]),
         )
     }
@@ -350,7 +375,11 @@ impl Gen<'_> {
                 b.json_member(name, b.tag(tags::TOOL_NAME, b.json_string())),
                 b.json_member(args, b.tag(tags::TOOL_ARGS, b.json())),
             ];
-            if let Some(id) = &layout.id_field {
+            if let Some(id) = layout
+                .id_field
+                .as_ref()
+                .or(layout.generated_id_field.as_ref())
+            {
                 members.push(b.json_member(id, b.tag(tags::TOOL_ID, b.json())));
             }
             let inner = self.object(members.clone());

@@ -20,6 +20,7 @@
 //!   quoted when they are not valid JSON).
 //! - Python-dict arguments are normalised to JSON by the builder.
 
+use crate::message::request::declared_types;
 use crate::message::{ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
 use crate::peg::{Ast, Grammar, TagId};
 
@@ -72,8 +73,10 @@ enum ValueMode {
     String,
     /// JSON streamed as it comes (objects, arrays).
     Stream,
-    /// JSON pushed when complete.
+    /// JSON pushed when complete (a string when it is not valid JSON).
     Whole,
+    /// A nullable string pushed when complete: `null`, or the raw text as a string.
+    WholeString,
 }
 
 /// Incremental AST → message mapping (see the module docs).
@@ -81,6 +84,8 @@ enum ValueMode {
 pub struct Mapper<'t> {
     tools: &'t [Tool],
     kinds: Vec<(TagId, Kind)>,
+    /// Calls carry ids: a call is held back from streams until its id is known.
+    expects_id: bool,
     python: bool,
     prefill: Prefill,
     builder: MessageBuilder,
@@ -98,7 +103,13 @@ pub struct Mapper<'t> {
 impl<'t> Mapper<'t> {
     /// A mapper for calls to `tools`; `python`: arguments are Python dicts; `prefill`: what a
     /// continued message already holds.
-    pub fn new(grammar: &Grammar, tools: &'t [Tool], python: bool, prefill: Prefill) -> Self {
+    pub fn new(
+        grammar: &Grammar,
+        tools: &'t [Tool],
+        python: bool,
+        expects_id: bool,
+        prefill: Prefill,
+    ) -> Self {
         let kinds = [
             tags::REASONING,
             tags::CONTENT,
@@ -116,6 +127,7 @@ impl<'t> Mapper<'t> {
         Mapper {
             tools,
             kinds,
+            expects_id,
             python,
             builder: MessageBuilder::with_prefill(&prefill),
             prefill,
@@ -243,6 +255,9 @@ impl<'t> Mapper<'t> {
         match open.kind {
             Kind::Tool => {
                 self.builder.start_tool_call();
+                if self.expects_id {
+                    self.builder.expect_id();
+                }
                 self.tool_name.clear();
                 self.call_has_args = false;
             }
@@ -308,7 +323,7 @@ impl<'t> Mapper<'t> {
                         self.builder.push_arguments(kept);
                         from + kept.len()
                     }
-                    ValueMode::Whole => return,
+                    ValueMode::Whole | ValueMode::WholeString => return,
                 }
             }
             _ => return,
@@ -320,17 +335,25 @@ impl<'t> Mapper<'t> {
     }
 
     fn start_value(&mut self, first: &str) {
-        let kind = self
+        let schema = self
             .tools
             .iter()
             .find(|t| t.name() == self.tool_name)
-            .map_or(ArgumentKind::Json, |t| t.argument_kind(&self.arg_name));
+            .and_then(|t| t.parameter(&self.arg_name));
+        let types = schema.map(declared_types).unwrap_or_default();
+        let kind = schema.map_or(ArgumentKind::Json, ArgumentKind::of_schema);
+        let nullable = types.iter().any(|t| t == "null");
+        let stringy = types.iter().any(|t| t == "string");
         self.value_mode = match kind {
+            // `null` for a nullable string is decided when the value is complete.
+            ArgumentKind::String if nullable => ValueMode::WholeString,
             ArgumentKind::String => {
                 self.builder.open_string_value();
                 ValueMode::String
             }
-            ArgumentKind::Json if first.trim_start().starts_with(['{', '[']) => ValueMode::Stream,
+            ArgumentKind::Json if !stringy && first.trim_start().starts_with(['{', '[']) => {
+                ValueMode::Stream
+            }
             ArgumentKind::Json => ValueMode::Whole,
         };
     }
@@ -361,7 +384,14 @@ impl<'t> Mapper<'t> {
                 if open.pushed == open.start && raw.is_empty() {
                     self.start_value(raw);
                 }
-                if self.value_mode == ValueMode::Whole {
+                if self.value_mode == ValueMode::WholeString {
+                    let value = if raw.trim() == "null" {
+                        "null".to_owned()
+                    } else {
+                        serde_json::Value::String(raw.to_owned()).to_string()
+                    };
+                    self.builder.push_arguments(&value);
+                } else if self.value_mode == ValueMode::Whole {
                     let value = raw.trim();
                     if serde_json::from_str::<serde_json::Value>(value).is_ok() {
                         self.builder.push_arguments(value);

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::analyze::Analysis;
+use crate::analyze::{Analysis, CallIdPosition};
 use crate::message::{ChatMessage, ChatRequest, PartialMessage, Prefill, Tool};
 use crate::peg::{BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
@@ -80,6 +80,7 @@ pub struct ChatParser {
     pub(crate) prefill: Prefill,
     pub(crate) tools: Vec<Tool>,
     pub(crate) python: bool,
+    pub(crate) expects_id: bool,
     pub(crate) template: String,
     pub(crate) triggers: Vec<String>,
 }
@@ -150,7 +151,14 @@ impl ChatParser {
                     .collect()
             })
             .unwrap_or_default();
+        let expects_id = format.tools.as_ref().is_some_and(|t| {
+            t.call_id.position != CallIdPosition::None
+                || t.json
+                    .as_ref()
+                    .is_some_and(|j| j.id_field.is_some() || j.generated_id_field.is_some())
+        });
         Ok(ChatParser {
+            expects_id,
             grammar,
             format,
             options,
@@ -239,6 +247,7 @@ impl ChatParser {
             &self.grammar,
             &self.tools,
             self.python,
+            self.expects_id,
             self.prefill.clone(),
         )
     }
