@@ -52,6 +52,10 @@ pub struct TurnFormat {
     /// Markers a server must keep as special tokens.
     #[serde(default)]
     pub preserved_tokens: Vec<String>,
+    /// Tagged argument values are Python/JSON literals written with their own quotes
+    /// (`name="text"`, `flag=True`), not raw text between markers.
+    #[serde(default)]
+    pub literal_values: bool,
 }
 
 impl TurnFormat {
@@ -74,13 +78,16 @@ impl TurnFormat {
                 reasoning.start = opener;
             }
         }
+        let mut tools = analysis.tools.clone();
+        let literal_values = tools.as_mut().is_some_and(quoted_values_to_literals);
         TurnFormat {
+            literal_values,
             reasoning,
             content: ContentFormat {
                 start: analysis.content.start.clone(),
                 end: analysis.content.end.clone(),
             },
-            tools: analysis.tools.clone(),
+            tools,
             turn_end: analysis.generation_prompt.turn_end.clone(),
             preserved_tokens: analysis.preserved_tokens.clone(),
         }
@@ -100,4 +107,13 @@ fn opener_in_header(end: &str, header: &str) -> Option<String> {
         return None;
     };
     header.trim_end().ends_with(&opener).then_some(opener)
+}
+
+/// A tagged format whose string values carry their own quotes (`string_open`/`string_close`)
+/// while other values are bare writes values as literals.
+fn quoted_values_to_literals(tools: &mut ToolAnalysis) -> bool {
+    let a = &tools.arguments;
+    tools.format == crate::analyze::ToolFormat::TagWithTagged
+        && a.non_string_values == crate::analyze::tools::NonStringValues::StringsQuoted
+        && !a.string_open.trim().is_empty()
 }

@@ -34,6 +34,8 @@ pub struct GrammarOptions {
     pub tools: bool,
     /// Several calls may follow each other.
     pub parallel_tool_calls: bool,
+    /// The prefill opened reasoning (the model starts inside it).
+    pub reasoning_open: bool,
 }
 
 /// AST tag names shared by the grammar and the mapper.
@@ -65,13 +67,17 @@ pub fn build_grammar(
     name: &str,
 ) -> Result<Grammar, BuildError> {
     let python = options.tools
-        && format
-            .tools
-            .as_ref()
-            .and_then(|t| t.json.as_ref())
-            .is_some_and(|j| j.python_dicts);
+        && (format.literal_values
+            || format
+                .tools
+                .as_ref()
+                .and_then(|t| t.json.as_ref())
+                .is_some_and(|j| j.python_dicts));
     let b = GrammarBuilder::new().name(name).python_dict(python);
-    let g = Gen { b: &b };
+    let g = Gen {
+        b: &b,
+        literal_values: format.literal_values,
+    };
     let mut triggers: Vec<String> = Vec::new();
     let mut alternatives = Vec::new();
     let mut tool_trigger = None;
@@ -104,6 +110,7 @@ pub fn build_grammar(
 
 struct Gen<'a> {
     b: &'a GrammarBuilder,
+    literal_values: bool,
 }
 
 impl Gen<'_> {
@@ -169,7 +176,11 @@ impl Gen<'_> {
         }
         let (start, end) = (r.start.trim(), r.end.trim());
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
-        stops.extend(tool_triggers.unwrap_or_default().iter().cloned());
+        if options.reasoning_open || start.is_empty() {
+            // Reasoning the prompt opened may be cut short by a call (the model skipped the
+            // closing marker); reasoning the model opened itself runs to its closing marker.
+            stops.extend(tool_triggers.unwrap_or_default().iter().cloned());
+        }
         stops.dedup();
         let text = b.tag(tags::REASONING, b.until_one_of(&stops));
         let close = b.seq([b.space(), b.literal(end)]);
@@ -282,11 +293,21 @@ impl Gen<'_> {
                 _ if !t.arguments.start.trim().is_empty() => t.arguments.start.as_str(),
                 _ => t.arguments.name_prefix.as_str(),
             };
-            let stops: Vec<&str> = [args_start, f.close.as_str(), t.per_call_end.as_str()]
-                .into_iter()
-                .map(str::trim)
-                .filter(|m| !m.is_empty())
-                .collect();
+            let id_prefix = if t.call_id.position == CallIdPosition::BetweenFuncAndArgs {
+                t.call_id.prefix.as_str()
+            } else {
+                ""
+            };
+            let stops: Vec<&str> = [
+                id_prefix,
+                args_start,
+                f.close.as_str(),
+                t.per_call_end.as_str(),
+            ]
+            .into_iter()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .collect();
             if stops.is_empty() {
                 b.until("{")
             } else {
@@ -301,15 +322,34 @@ impl Gen<'_> {
         } else {
             b.optional(self.lit(&t.per_call_start))
         };
+        let named = b.seq([
+            self.lit(&f.name_prefix),
+            b.tag(tags::TOOL_NAME, name),
+            self.lit(&f.name_suffix),
+        ]);
+        let id = &t.call_id;
+        let (named, between) = if id.counter && id.position == CallIdPosition::BetweenFuncAndArgs {
+            // A per-call counter after the name: the call's id is the whole reference
+            // (`functions.NAME:0`).
+            let reference = b.seq([
+                named,
+                b.literal(id.prefix.trim()),
+                b.chars("[0-9]", 1, None),
+            ]);
+            (
+                b.seq([b.tag(tags::TOOL_ID, reference), self.lit(&id.suffix)]),
+                b.eps(),
+            )
+        } else {
+            (named, self.call_id(t, CallIdPosition::BetweenFuncAndArgs))
+        };
         b.tag(
             tags::TOOL,
             b.seq([
                 opener,
                 self.call_id(t, CallIdPosition::PreFuncName),
-                self.lit(&f.name_prefix),
-                b.tag(tags::TOOL_NAME, name),
-                self.lit(&f.name_suffix),
-                self.call_id(t, CallIdPosition::BetweenFuncAndArgs),
+                named,
+                between,
                 args,
                 self.call_id(t, CallIdPosition::PostArgs),
                 self.lit_before(&f.close),
@@ -337,7 +377,14 @@ impl Gen<'_> {
                     self.lit(&a.name_suffix)
                 },
                 self.lit_exact_after(&a.value_prefix),
-                b.tag(tags::TOOL_ARG_VALUE, self.until_marker(&value_end)),
+                if self.literal_values {
+                    b.tag(
+                        tags::TOOL_ARG_VALUE,
+                        self.literal_value(&a.string_open, &a.string_close),
+                    )
+                } else {
+                    b.tag(tags::TOOL_ARG_VALUE, self.until_marker(&value_end))
+                },
                 self.lit_before(&a.value_suffix),
             ]),
         );
@@ -351,6 +398,36 @@ impl Gen<'_> {
             b.optional(b.seq([arg, b.zero_or_more(b.seq([sep, arg]))])),
             self.lit_before(&a.end),
         ])
+    }
+
+    /// A literal value (see [`literal`](super::literal)): Python/JSON literals when the quotes
+    /// are `'`/`"`, otherwise strings in the custom quotes, objects with bare keys, arrays and
+    /// bare scalars.
+    fn literal_value(&self, open: &str, close: &str) -> Parser {
+        let b = self.b;
+        if open == "'" || open == "\"" {
+            return b.json();
+        }
+        let value = b.reference("literal-value");
+        let string = b.seq([b.literal(open), b.until(close), b.literal(close)]);
+        let key = b.choice([string, b.chars("[A-Za-z0-9_.$-]", 1, None)]);
+        let member = b.seq([key, b.space(), b.literal(":"), b.space(), value]);
+        let list = |item: Parser, open: &str, close: &str| {
+            b.seq([
+                b.literal(open),
+                b.space(),
+                b.optional(b.seq([
+                    item,
+                    b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), item])),
+                ])),
+                b.space(),
+                b.literal(close),
+            ])
+        };
+        let object = list(member, "{", "}");
+        let array = list(value, "[", "]");
+        let bare = b.chars("[^,}\\]\\s]", 1, None);
+        b.rule("literal-value", b.choice([string, object, array, bare]))
     }
 
     fn json_call(&self, t: &ToolAnalysis) -> Parser {

@@ -77,6 +77,8 @@ enum ValueMode {
     Whole,
     /// A nullable string pushed when complete: `null`, or the raw text as a string.
     WholeString,
+    /// A Python/JSON literal, normalised to JSON when complete.
+    Literal,
 }
 
 /// Incremental AST → message mapping (see the module docs).
@@ -86,6 +88,8 @@ pub struct Mapper<'t> {
     kinds: Vec<(TagId, Kind)>,
     /// Calls carry ids: a call is held back from streams until its id is known.
     expects_id: bool,
+    /// Tagged values are literals with these string quotes.
+    literal_quotes: Option<(String, String)>,
     python: bool,
     prefill: Prefill,
     builder: MessageBuilder,
@@ -107,6 +111,7 @@ impl<'t> Mapper<'t> {
         grammar: &Grammar,
         tools: &'t [Tool],
         python: bool,
+        literal_quotes: Option<(String, String)>,
         expects_id: bool,
         prefill: Prefill,
     ) -> Self {
@@ -128,6 +133,7 @@ impl<'t> Mapper<'t> {
             tools,
             kinds,
             expects_id,
+            literal_quotes,
             python,
             builder: MessageBuilder::with_prefill(&prefill),
             prefill,
@@ -323,7 +329,7 @@ impl<'t> Mapper<'t> {
                         self.builder.push_arguments(kept);
                         from + kept.len()
                     }
-                    ValueMode::Whole | ValueMode::WholeString => return,
+                    ValueMode::Whole | ValueMode::WholeString | ValueMode::Literal => return,
                 }
             }
             _ => return,
@@ -344,6 +350,10 @@ impl<'t> Mapper<'t> {
         let kind = schema.map_or(ArgumentKind::Json, ArgumentKind::of_schema);
         let nullable = types.iter().any(|t| t == "null");
         let stringy = types.iter().any(|t| t == "string");
+        if self.literal_quotes.is_some() {
+            self.value_mode = ValueMode::Literal;
+            return;
+        }
         self.value_mode = match kind {
             // `null` for a nullable string is decided when the value is complete.
             ArgumentKind::String if nullable => ValueMode::WholeString,
@@ -384,7 +394,11 @@ impl<'t> Mapper<'t> {
                 if open.pushed == open.start && raw.is_empty() {
                     self.start_value(raw);
                 }
-                if self.value_mode == ValueMode::WholeString {
+                if self.value_mode == ValueMode::Literal {
+                    let (open, close) = self.literal_quotes.clone().unwrap_or_default();
+                    let json = super::literal::literal_to_json(raw, &open, &close);
+                    self.builder.push_arguments(&json);
+                } else if self.value_mode == ValueMode::WholeString {
                     let value = if raw.trim() == "null" {
                         "null".to_owned()
                     } else {
