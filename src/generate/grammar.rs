@@ -20,7 +20,7 @@
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
 //! `tool_arg_value` (raw value text; string vs JSON is decided from the tool's schema).
 
-use crate::analyze::{CallIdPosition, ToolAnalysis, ToolFormat};
+use crate::analyze::{CallIdPosition, NonStringValues, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
 use super::format::TurnFormat;
@@ -36,6 +36,8 @@ pub struct GrammarOptions {
     pub parallel_tool_calls: bool,
     /// The prefill opened reasoning (the model starts inside it).
     pub reasoning_open: bool,
+    /// The content is a JSON value (response format with a JSON schema).
+    pub json_schema: bool,
 }
 
 /// AST tag names shared by the grammar and the mapper.
@@ -95,6 +97,29 @@ pub fn build_grammar(
             b.optional(g.lit(ce)),
         ]));
         triggers.push(cs.to_owned());
+    }
+    if options.json_schema {
+        // A response-format JSON value inside a Markdown code fence: the fence is dropped.
+        alternatives.push(b.seq([
+            b.literal("```"),
+            b.chars("[a-zA-Z]", 0, None),
+            b.space(),
+            b.tag(tags::CONTENT, b.json()),
+            b.space(),
+            b.literal("```"),
+        ]));
+        triggers.push("```".to_owned());
+    }
+    let (rs, re) = (format.reasoning.start.trim(), format.reasoning.end.trim());
+    if options.extract_reasoning && !re.is_empty() {
+        // Reasoning markers after the reasoning: an empty block or a stray closing marker is
+        // dropped.
+        if !rs.is_empty() {
+            alternatives.push(b.seq([b.literal(rs), b.space(), b.literal(re)]));
+            triggers.push(rs.to_owned());
+        }
+        alternatives.push(b.literal(re));
+        triggers.push(re.to_owned());
     }
     let plain = if triggers.is_empty() {
         b.tag(tags::CONTENT, b.rest())
@@ -366,16 +391,33 @@ impl Gen<'_> {
         } else {
             a.value_suffix.clone()
         };
+        let suffix_core = a.name_suffix.trim();
+        let typed_suffix =
+            a.non_string_values == NonStringValues::Different && suffix_core.chars().count() >= 2;
+        let (arg_name, name_suffix) = if typed_suffix {
+            // Non-string values change the name suffix (a type attribute): the name ends at
+            // the suffix's first character, the suffix runs to its last one.
+            let first = &suffix_core[..suffix_core.chars().next().map_or(0, char::len_utf8)];
+            let last = &suffix_core
+                [suffix_core.len() - suffix_core.chars().next_back().map_or(0, char::len_utf8)..];
+            (
+                b.until(first),
+                b.seq([b.literal(first), b.until(last), b.literal(last)]),
+            )
+        } else if a.value_prefix.trim().is_empty() {
+            (
+                self.until_marker(&a.name_suffix),
+                self.lit_exact_after(&a.name_suffix),
+            )
+        } else {
+            (self.until_marker(&a.name_suffix), self.lit(&a.name_suffix))
+        };
         let arg = b.tag(
             tags::TOOL_ARG,
             b.seq([
                 self.lit(&a.name_prefix),
-                b.tag(tags::TOOL_ARG_NAME, self.until_marker(&a.name_suffix)),
-                if a.value_prefix.trim().is_empty() {
-                    self.lit_exact_after(&a.name_suffix)
-                } else {
-                    self.lit(&a.name_suffix)
-                },
+                b.tag(tags::TOOL_ARG_NAME, arg_name),
+                name_suffix,
                 self.lit_exact_after(&a.value_prefix),
                 if self.literal_values {
                     b.tag(

@@ -128,6 +128,7 @@ impl ChatParser {
             tools: request.tools_enabled(),
             parallel_tool_calls: request.parallel_tool_calls,
             reasoning_open: false,
+            json_schema: request.json_schema.is_some(),
         };
         let mut prefill_text = prefill_text;
         if let Some((start, reasoning_may_open)) = prompt::continuation_start(request, &format) {
