@@ -251,9 +251,15 @@ impl Gen<'_> {
         let block = if ss.is_empty() {
             b.seq([b.space(), calls, self.lit(&t.section_end)])
         } else {
+            // The model may leave the section opener out when calls have their own opener.
+            let opener = if t.per_call_start.trim().is_empty() {
+                b.literal(ss)
+            } else {
+                b.optional(b.literal(ss))
+            };
             b.seq([
                 b.space(),
-                b.literal(ss),
+                opener,
                 b.space(),
                 calls,
                 b.optional(self.lit_before(&t.section_end)),
@@ -268,6 +274,9 @@ impl Gen<'_> {
         };
         if !ss.is_empty() {
             add(ss);
+            if !array {
+                add(&t.per_call_start);
+            }
         } else if array {
             add(&t.per_call_start);
             add("[");
@@ -468,7 +477,7 @@ impl Gen<'_> {
         };
         let object = list(member, "{", "}");
         let array = list(value, "[", "]");
-        let bare = b.chars("[^,}\\]\\s]", 1, None);
+        let bare = b.chars("[^,}\\] \\n\\r\\t]", 1, None);
         b.rule("literal-value", b.choice([string, object, array, bare]))
     }
 
