@@ -104,7 +104,7 @@ fn tagged_calls_stream_byte_by_byte() {
     let message = check(&p, TAGGED_OUTPUT, &every_byte(TAGGED_OUTPUT));
     assert_eq!(message.reasoning_content, "Plan: call run.");
     assert!(
-        message.content.contains("<tool_ca\n"),
+        message.content.ends_with("<tool_ca"),
         "a broken marker stays content"
     );
     assert_eq!(message.tool_calls.len(), 2);

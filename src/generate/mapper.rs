@@ -19,6 +19,9 @@
 //!   JSON values that start a container stream as they come, scalars are pushed whole (and
 //!   quoted when they are not valid JSON).
 //! - Python-dict arguments are normalised to JSON by the builder.
+//! - Reasoning and content lose their outer whitespace: leading whitespace is dropped, and
+//!   trailing whitespace is held back until more text follows (trimming both ways is
+//!   monotone, so streams never emit what the final message trims).
 
 use crate::message::request::declared_types;
 use crate::message::{ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
@@ -97,6 +100,8 @@ pub struct Mapper<'t> {
     stack: Vec<Open>,
     tool_name: String,
     arg_name: String,
+    /// Trailing whitespace of reasoning and content, held back until more text follows.
+    pending_ws: [String; 2],
     value_mode: ValueMode,
     call_has_args: bool,
     args_is_string: bool,
@@ -141,6 +146,7 @@ impl<'t> Mapper<'t> {
             stack: Vec::new(),
             tool_name: String::new(),
             arg_name: String::new(),
+            pending_ws: Default::default(),
             value_mode: ValueMode::Whole,
             call_has_args: false,
             args_is_string: false,
@@ -177,6 +183,7 @@ impl<'t> Mapper<'t> {
             self.next = 0;
             self.stack.clear();
             self.tool_name.clear();
+            self.pending_ws = Default::default();
         }
         // The open leaf grew.
         if let Some(top) = self.stack.last().copied() {
@@ -289,11 +296,11 @@ impl<'t> Mapper<'t> {
         };
         let pushed = match open.kind {
             Kind::Reasoning => {
-                self.builder.push_reasoning(piece);
+                self.push_trimmed(0, piece);
                 end
             }
             Kind::Content => {
-                self.builder.push_content(piece);
+                self.push_trimmed(1, piece);
                 end
             }
             Kind::Args => {
@@ -337,6 +344,35 @@ impl<'t> Mapper<'t> {
         self.work += (pushed - from) as u64;
         if let Some(top) = self.stack.last_mut() {
             top.pushed = pushed;
+        }
+    }
+
+    /// Appends text to reasoning (`field` 0) or content (1) without its outer whitespace:
+    /// leading whitespace of the field is dropped, trailing whitespace waits until more text
+    /// follows (so the stream never emits what the final message trims).
+    fn push_trimmed(&mut self, field: usize, piece: &str) {
+        let message = self.builder.message();
+        let empty = if field == 0 {
+            message.reasoning_content.is_empty()
+        } else {
+            message.content.is_empty()
+        };
+        let piece = if empty { piece.trim_start() } else { piece };
+        let body = piece.trim_end();
+        let pending = &mut self.pending_ws[field];
+        if body.is_empty() {
+            if !empty {
+                pending.push_str(piece);
+            }
+            return;
+        }
+        let mut text = std::mem::take(pending);
+        text.push_str(body);
+        pending.push_str(&piece[body.len()..]);
+        if field == 0 {
+            self.builder.push_reasoning(&text);
+        } else {
+            self.builder.push_content(&text);
         }
     }
 
