@@ -1,12 +1,15 @@
 //! The `chatparse` command line: argument parsing (clap) and one file per subcommand.
 //!
 //! - `chatparse analyze TEMPLATE` ([`analyze`]): the differential analysis of a chat template.
+//! - `chatparse bench MANIFEST.jsonl [--chunk N] [--json]` ([`bench`]): throughput and
+//!   streaming time over a benchmark manifest.
 //! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
 //! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.
 //! - `chatparse parse --template T [--request R] [INPUT]` ([`parse`]): one output to a message.
 //! - `chatparse stream --template T [--request R] [--chunk N] [INPUT]` ([`stream`]): deltas.
 
 pub mod analyze;
+pub mod bench;
 pub mod conform;
 pub mod diff;
 pub mod parse;
@@ -26,6 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Analyze(analyze::AnalyzeArgs),
+    Bench(bench::BenchArgs),
     Diff(diff::DiffArgs),
     Conform(conform::ConformArgs),
     Parse(parse::ParseArgs),
@@ -38,6 +42,7 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Analyze(args) => analyze::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Conform(args) => conform::run(&args),
         Command::Parse(args) => parse::run(&args),
