@@ -52,6 +52,10 @@ pub struct TurnFormat {
     /// Markers a server must keep as special tokens.
     #[serde(default)]
     pub preserved_tokens: Vec<String>,
+    /// Tagged argument values are Python/JSON literals written with their own quotes
+    /// (`name="text"`, `flag=True`), not raw text between markers.
+    #[serde(default)]
+    pub literal_values: bool,
 }
 
 impl TurnFormat {
@@ -66,15 +70,50 @@ impl TurnFormat {
                 tool_calls_only: r.scope == ReasoningScope::ToolCallsOnly,
             },
         };
+        let mut reasoning = reasoning;
+        if reasoning.start.trim().is_empty() {
+            if let Some(opener) =
+                opener_in_header(&reasoning.end, &analysis.generation_prompt.header)
+            {
+                reasoning.start = opener;
+            }
+        }
+        let mut tools = analysis.tools.clone();
+        let literal_values = tools.as_mut().is_some_and(quoted_values_to_literals);
         TurnFormat {
+            literal_values,
             reasoning,
             content: ContentFormat {
                 start: analysis.content.start.clone(),
                 end: analysis.content.end.clone(),
             },
-            tools: analysis.tools.clone(),
+            tools,
             turn_end: analysis.generation_prompt.turn_end.clone(),
             preserved_tokens: analysis.preserved_tokens.clone(),
         }
     }
+}
+
+/// The conventional opener of a closing marker (`</x>` → `<x>`, `[/X]` → `[X]`) when the
+/// assistant header ends with it: the template opens reasoning in every turn header, so the
+/// opener belongs to the reasoning, not to the header.
+fn opener_in_header(end: &str, header: &str) -> Option<String> {
+    let end = end.trim();
+    let opener = if let Some(name) = end.strip_prefix("</") {
+        format!("<{name}")
+    } else if let Some(name) = end.strip_prefix("[/") {
+        format!("[{name}")
+    } else {
+        return None;
+    };
+    header.trim_end().ends_with(&opener).then_some(opener)
+}
+
+/// A tagged format whose string values carry their own quotes (`string_open`/`string_close`)
+/// while other values are bare writes values as literals.
+fn quoted_values_to_literals(tools: &mut ToolAnalysis) -> bool {
+    let a = &tools.arguments;
+    tools.format == crate::analyze::ToolFormat::TagWithTagged
+        && a.non_string_values == crate::analyze::tools::NonStringValues::StringsQuoted
+        && !a.string_open.trim().is_empty()
 }

@@ -20,7 +20,7 @@
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
 //! `tool_arg_value` (raw value text; string vs JSON is decided from the tool's schema).
 
-use crate::analyze::{CallIdPosition, ToolAnalysis, ToolFormat};
+use crate::analyze::{CallIdPosition, NonStringValues, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
 use super::format::TurnFormat;
@@ -34,6 +34,10 @@ pub struct GrammarOptions {
     pub tools: bool,
     /// Several calls may follow each other.
     pub parallel_tool_calls: bool,
+    /// The prefill opened reasoning (the model starts inside it).
+    pub reasoning_open: bool,
+    /// The content is a JSON value (response format with a JSON schema).
+    pub json_schema: bool,
 }
 
 /// AST tag names shared by the grammar and the mapper.
@@ -65,21 +69,25 @@ pub fn build_grammar(
     name: &str,
 ) -> Result<Grammar, BuildError> {
     let python = options.tools
-        && format
-            .tools
-            .as_ref()
-            .and_then(|t| t.json.as_ref())
-            .is_some_and(|j| j.python_dicts);
+        && (format.literal_values
+            || format
+                .tools
+                .as_ref()
+                .and_then(|t| t.json.as_ref())
+                .is_some_and(|j| j.python_dicts));
     let b = GrammarBuilder::new().name(name).python_dict(python);
-    let g = Gen { b: &b };
+    let g = Gen {
+        b: &b,
+        literal_values: format.literal_values,
+    };
     let mut triggers: Vec<String> = Vec::new();
     let mut alternatives = Vec::new();
     let mut tool_trigger = None;
     if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
-        let (parser, trigger) = g.tools(tools, options.parallel_tool_calls);
+        let (parser, tool_triggers) = g.tools(tools, options.parallel_tool_calls);
         alternatives.push(b.trigger_rule("tool-calls", parser));
-        triggers.push(trigger.clone());
-        tool_trigger = Some(trigger);
+        triggers.extend(tool_triggers.iter().cloned());
+        tool_trigger = Some(tool_triggers);
     }
     let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
     if !cs.is_empty() {
@@ -89,6 +97,29 @@ pub fn build_grammar(
             b.optional(g.lit(ce)),
         ]));
         triggers.push(cs.to_owned());
+    }
+    if options.json_schema {
+        // A response-format JSON value inside a Markdown code fence: the fence is dropped.
+        alternatives.push(b.seq([
+            b.literal("```"),
+            b.chars("[a-zA-Z]", 0, None),
+            b.space(),
+            b.tag(tags::CONTENT, b.json()),
+            b.space(),
+            b.literal("```"),
+        ]));
+        triggers.push("```".to_owned());
+    }
+    let (rs, re) = (format.reasoning.start.trim(), format.reasoning.end.trim());
+    if options.extract_reasoning && !re.is_empty() {
+        // Reasoning markers after the reasoning: an empty block or a stray closing marker is
+        // dropped.
+        if !rs.is_empty() {
+            alternatives.push(b.seq([b.literal(rs), b.space(), b.literal(re)]));
+            triggers.push(rs.to_owned());
+        }
+        alternatives.push(b.literal(re));
+        triggers.push(re.to_owned());
     }
     let plain = if triggers.is_empty() {
         b.tag(tags::CONTENT, b.rest())
@@ -104,6 +135,7 @@ pub fn build_grammar(
 
 struct Gen<'a> {
     b: &'a GrammarBuilder,
+    literal_values: bool,
 }
 
 impl Gen<'_> {
@@ -160,7 +192,7 @@ impl Gen<'_> {
         &self,
         format: &TurnFormat,
         options: &GrammarOptions,
-        tool_trigger: Option<&str>,
+        tool_triggers: Option<&[String]>,
     ) -> Parser {
         let b = self.b;
         let r = &format.reasoning;
@@ -169,19 +201,27 @@ impl Gen<'_> {
         }
         let (start, end) = (r.start.trim(), r.end.trim());
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
-        stops.extend(tool_trigger.map(str::to_owned));
+        if options.reasoning_open || start.is_empty() {
+            // Reasoning the prompt opened may be cut short by a call (the model skipped the
+            // closing marker); reasoning the model opened itself runs to its closing marker.
+            stops.extend(tool_triggers.unwrap_or_default().iter().cloned());
+        }
         stops.dedup();
         let text = b.tag(tags::REASONING, b.until_one_of(&stops));
         let close = b.seq([b.space(), b.literal(end)]);
         if start.is_empty() {
             b.optional(b.seq([text, close]))
         } else {
-            b.optional(b.seq([b.space(), b.literal(start), text, b.optional(close)]))
+            b.optional(b.choice([
+                b.seq([b.space(), b.literal(start), text, b.optional(close)]),
+                // A closed (empty) block written by the prompt: the end marker alone.
+                close,
+            ]))
         }
     }
 
     /// The tool-call block and its trigger (the text that starts it).
-    fn tools(&self, t: &ToolAnalysis, parallel: bool) -> (Parser, String) {
+    fn tools(&self, t: &ToolAnalysis, parallel: bool) -> (Parser, Vec<String>) {
         let b = self.b;
         let _ = parallel;
         let call = match t.format {
@@ -211,36 +251,49 @@ impl Gen<'_> {
         let block = if ss.is_empty() {
             b.seq([b.space(), calls, self.lit(&t.section_end)])
         } else {
+            // The model may leave the section opener out when calls have their own opener.
+            let opener = if t.per_call_start.trim().is_empty() {
+                b.literal(ss)
+            } else {
+                b.optional(b.literal(ss))
+            };
             b.seq([
                 b.space(),
-                b.literal(ss),
+                opener,
                 b.space(),
                 calls,
                 b.optional(self.lit_before(&t.section_end)),
             ])
         };
-        let trigger = [
-            t.section_start.as_str(),
-            if array { "[" } else { "" },
-            &t.per_call_start,
-            &t.function.name_prefix,
+        let mut triggers: Vec<String> = Vec::new();
+        let mut add = |m: &str| {
+            let m = m.trim();
+            if !m.is_empty() && !triggers.iter().any(|t| t == m) {
+                triggers.push(m.to_owned());
+            }
+        };
+        if !ss.is_empty() {
+            add(ss);
+            if !array {
+                add(&t.per_call_start);
+            }
+        } else if array {
+            add(&t.per_call_start);
+            add("[");
+        } else {
+            add(&t.per_call_start);
             if t.call_id.position == CallIdPosition::PreFuncName {
-                &t.call_id.prefix
-            } else {
-                ""
-            },
-            if t.format == ToolFormat::JsonNative {
-                "{"
-            } else {
-                ""
-            },
-        ]
-        .into_iter()
-        .map(str::trim)
-        .find(|m| !m.is_empty())
-        .unwrap_or("{")
-        .to_owned();
-        (block, trigger)
+                add(&t.call_id.prefix);
+            }
+            add(&t.function.name_prefix);
+            if t.format == ToolFormat::JsonNative && t.per_call_start.trim().is_empty() {
+                add("{");
+            }
+        }
+        if triggers.is_empty() {
+            triggers.push("{".to_owned());
+        }
+        (block, triggers)
     }
 
     fn call_id(&self, t: &ToolAnalysis, position: CallIdPosition) -> Parser {
@@ -267,28 +320,74 @@ impl Gen<'_> {
                 self.lit(&t.arguments.end),
             ]),
         };
-        let name_end = if f.name_suffix.trim().is_empty() {
-            // The name runs to the arguments.
-            match t.format {
-                ToolFormat::TagWithJson => "{".to_owned(),
-                _ => t.arguments.name_prefix.clone(),
+        let name = if f.name_suffix.trim().is_empty() {
+            // The name runs to the arguments (or to the end of a call without arguments).
+            let args_start = match t.format {
+                ToolFormat::TagWithJson => "{",
+                _ if !t.arguments.start.trim().is_empty() => t.arguments.start.as_str(),
+                _ => t.arguments.name_prefix.as_str(),
+            };
+            let id_prefix = if t.call_id.position == CallIdPosition::BetweenFuncAndArgs {
+                t.call_id.prefix.as_str()
+            } else {
+                ""
+            };
+            let stops: Vec<&str> = [
+                id_prefix,
+                args_start,
+                f.close.as_str(),
+                t.per_call_end.as_str(),
+            ]
+            .into_iter()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .collect();
+            if stops.is_empty() {
+                b.until("{")
+            } else {
+                b.until_one_of(stops)
             }
         } else {
-            f.name_suffix.clone()
+            self.until_marker(&f.name_suffix)
+        };
+        // With a name prefix, the per-call opener may be left out by the model.
+        let opener = if f.name_prefix.trim().is_empty() {
+            self.lit(&t.per_call_start)
+        } else {
+            b.optional(self.lit(&t.per_call_start))
+        };
+        let named = b.seq([
+            self.lit(&f.name_prefix),
+            b.tag(tags::TOOL_NAME, name),
+            self.lit(&f.name_suffix),
+        ]);
+        let id = &t.call_id;
+        let (named, between) = if id.counter && id.position == CallIdPosition::BetweenFuncAndArgs {
+            // A per-call counter after the name: the call's id is the whole reference
+            // (`functions.NAME:0`).
+            let reference = b.seq([
+                named,
+                b.literal(id.prefix.trim()),
+                b.chars("[0-9]", 1, None),
+            ]);
+            (
+                b.seq([b.tag(tags::TOOL_ID, reference), self.lit(&id.suffix)]),
+                b.eps(),
+            )
+        } else {
+            (named, self.call_id(t, CallIdPosition::BetweenFuncAndArgs))
         };
         b.tag(
             tags::TOOL,
             b.seq([
-                self.lit(&t.per_call_start),
+                opener,
                 self.call_id(t, CallIdPosition::PreFuncName),
-                self.lit(&f.name_prefix),
-                b.tag(tags::TOOL_NAME, self.until_marker(&name_end)),
-                self.lit(&f.name_suffix),
-                self.call_id(t, CallIdPosition::BetweenFuncAndArgs),
+                named,
+                between,
                 args,
                 self.call_id(t, CallIdPosition::PostArgs),
                 self.lit_before(&f.close),
-                self.lit_before(&t.per_call_end),
+                b.optional(self.lit_before(&t.per_call_end)),
             ]),
         )
     }
@@ -301,18 +400,42 @@ impl Gen<'_> {
         } else {
             a.value_suffix.clone()
         };
+        let suffix_core = a.name_suffix.trim();
+        let typed_suffix =
+            a.non_string_values == NonStringValues::Different && suffix_core.chars().count() >= 2;
+        let (arg_name, name_suffix) = if typed_suffix {
+            // Non-string values change the name suffix (a type attribute): the name ends at
+            // the suffix's first character, the suffix runs to its last one.
+            let first = &suffix_core[..suffix_core.chars().next().map_or(0, char::len_utf8)];
+            let last = &suffix_core
+                [suffix_core.len() - suffix_core.chars().next_back().map_or(0, char::len_utf8)..];
+            (
+                b.until(first),
+                b.seq([b.literal(first), b.until(last), b.literal(last)]),
+            )
+        } else if a.value_prefix.trim().is_empty() {
+            (
+                self.until_marker(&a.name_suffix),
+                self.lit_exact_after(&a.name_suffix),
+            )
+        } else {
+            (self.until_marker(&a.name_suffix), self.lit(&a.name_suffix))
+        };
         let arg = b.tag(
             tags::TOOL_ARG,
             b.seq([
                 self.lit(&a.name_prefix),
-                b.tag(tags::TOOL_ARG_NAME, self.until_marker(&a.name_suffix)),
-                if a.value_prefix.trim().is_empty() {
-                    self.lit_exact_after(&a.name_suffix)
-                } else {
-                    self.lit(&a.name_suffix)
-                },
+                b.tag(tags::TOOL_ARG_NAME, arg_name),
+                name_suffix,
                 self.lit_exact_after(&a.value_prefix),
-                b.tag(tags::TOOL_ARG_VALUE, self.until_marker(&value_end)),
+                if self.literal_values {
+                    b.tag(
+                        tags::TOOL_ARG_VALUE,
+                        self.literal_value(&a.string_open, &a.string_close),
+                    )
+                } else {
+                    b.tag(tags::TOOL_ARG_VALUE, self.until_marker(&value_end))
+                },
                 self.lit_before(&a.value_suffix),
             ]),
         );
@@ -326,6 +449,36 @@ impl Gen<'_> {
             b.optional(b.seq([arg, b.zero_or_more(b.seq([sep, arg]))])),
             self.lit_before(&a.end),
         ])
+    }
+
+    /// A literal value (see [`literal`](super::literal)): Python/JSON literals when the quotes
+    /// are `'`/`"`, otherwise strings in the custom quotes, objects with bare keys, arrays and
+    /// bare scalars.
+    fn literal_value(&self, open: &str, close: &str) -> Parser {
+        let b = self.b;
+        if open == "'" || open == "\"" {
+            return b.json();
+        }
+        let value = b.reference("literal-value");
+        let string = b.seq([b.literal(open), b.until(close), b.literal(close)]);
+        let key = b.choice([string, b.chars("[A-Za-z0-9_.$-]", 1, None)]);
+        let member = b.seq([key, b.space(), b.literal(":"), b.space(), value]);
+        let list = |item: Parser, open: &str, close: &str| {
+            b.seq([
+                b.literal(open),
+                b.space(),
+                b.optional(b.seq([
+                    item,
+                    b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), item])),
+                ])),
+                b.space(),
+                b.literal(close),
+            ])
+        };
+        let object = list(member, "{", "}");
+        let array = list(value, "[", "]");
+        let bare = b.chars("[^,}\\] \\n\\r\\t]", 1, None);
+        b.rule("literal-value", b.choice([string, object, array, bare]))
     }
 
     fn json_call(&self, t: &ToolAnalysis) -> Parser {
@@ -350,7 +503,11 @@ impl Gen<'_> {
                 b.json_member(name, b.tag(tags::TOOL_NAME, b.json_string())),
                 b.json_member(args, b.tag(tags::TOOL_ARGS, b.json())),
             ];
-            if let Some(id) = &layout.id_field {
+            if let Some(id) = layout
+                .id_field
+                .as_ref()
+                .or(layout.generated_id_field.as_ref())
+            {
                 members.push(b.json_member(id, b.tag(tags::TOOL_ID, b.json())));
             }
             let inner = self.object(members.clone());

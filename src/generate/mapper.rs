@@ -19,7 +19,11 @@
 //!   JSON values that start a container stream as they come, scalars are pushed whole (and
 //!   quoted when they are not valid JSON).
 //! - Python-dict arguments are normalised to JSON by the builder.
+//! - Reasoning and content lose their outer whitespace: leading whitespace is dropped, and
+//!   trailing whitespace is held back until more text follows (trimming both ways is
+//!   monotone, so streams never emit what the final message trims).
 
+use crate::message::request::declared_types;
 use crate::message::{ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
 use crate::peg::{Ast, Grammar, TagId};
 
@@ -72,8 +76,12 @@ enum ValueMode {
     String,
     /// JSON streamed as it comes (objects, arrays).
     Stream,
-    /// JSON pushed when complete.
+    /// JSON pushed when complete (a string when it is not valid JSON).
     Whole,
+    /// A nullable string pushed when complete: `null`, or the raw text as a string.
+    WholeString,
+    /// A Python/JSON literal, normalised to JSON when complete.
+    Literal,
 }
 
 /// Incremental AST → message mapping (see the module docs).
@@ -81,6 +89,10 @@ enum ValueMode {
 pub struct Mapper<'t> {
     tools: &'t [Tool],
     kinds: Vec<(TagId, Kind)>,
+    /// Calls carry ids: a call is held back from streams until its id is known.
+    expects_id: bool,
+    /// Tagged values are literals with these string quotes.
+    literal_quotes: Option<(String, String)>,
     python: bool,
     prefill: Prefill,
     builder: MessageBuilder,
@@ -88,6 +100,8 @@ pub struct Mapper<'t> {
     stack: Vec<Open>,
     tool_name: String,
     arg_name: String,
+    /// Trailing whitespace of reasoning and content, held back until more text follows.
+    pending_ws: [String; 2],
     value_mode: ValueMode,
     call_has_args: bool,
     args_is_string: bool,
@@ -98,7 +112,14 @@ pub struct Mapper<'t> {
 impl<'t> Mapper<'t> {
     /// A mapper for calls to `tools`; `python`: arguments are Python dicts; `prefill`: what a
     /// continued message already holds.
-    pub fn new(grammar: &Grammar, tools: &'t [Tool], python: bool, prefill: Prefill) -> Self {
+    pub fn new(
+        grammar: &Grammar,
+        tools: &'t [Tool],
+        python: bool,
+        literal_quotes: Option<(String, String)>,
+        expects_id: bool,
+        prefill: Prefill,
+    ) -> Self {
         let kinds = [
             tags::REASONING,
             tags::CONTENT,
@@ -116,6 +137,8 @@ impl<'t> Mapper<'t> {
         Mapper {
             tools,
             kinds,
+            expects_id,
+            literal_quotes,
             python,
             builder: MessageBuilder::with_prefill(&prefill),
             prefill,
@@ -123,6 +146,7 @@ impl<'t> Mapper<'t> {
             stack: Vec::new(),
             tool_name: String::new(),
             arg_name: String::new(),
+            pending_ws: Default::default(),
             value_mode: ValueMode::Whole,
             call_has_args: false,
             args_is_string: false,
@@ -159,6 +183,7 @@ impl<'t> Mapper<'t> {
             self.next = 0;
             self.stack.clear();
             self.tool_name.clear();
+            self.pending_ws = Default::default();
         }
         // The open leaf grew.
         if let Some(top) = self.stack.last().copied() {
@@ -243,6 +268,9 @@ impl<'t> Mapper<'t> {
         match open.kind {
             Kind::Tool => {
                 self.builder.start_tool_call();
+                if self.expects_id {
+                    self.builder.expect_id();
+                }
                 self.tool_name.clear();
                 self.call_has_args = false;
             }
@@ -268,11 +296,11 @@ impl<'t> Mapper<'t> {
         };
         let pushed = match open.kind {
             Kind::Reasoning => {
-                self.builder.push_reasoning(piece);
+                self.push_trimmed(0, piece);
                 end
             }
             Kind::Content => {
-                self.builder.push_content(piece);
+                self.push_trimmed(1, piece);
                 end
             }
             Kind::Args => {
@@ -308,7 +336,7 @@ impl<'t> Mapper<'t> {
                         self.builder.push_arguments(kept);
                         from + kept.len()
                     }
-                    ValueMode::Whole => return,
+                    ValueMode::Whole | ValueMode::WholeString | ValueMode::Literal => return,
                 }
             }
             _ => return,
@@ -319,18 +347,59 @@ impl<'t> Mapper<'t> {
         }
     }
 
+    /// Appends text to reasoning (`field` 0) or content (1) without its outer whitespace:
+    /// leading whitespace of the field is dropped, trailing whitespace waits until more text
+    /// follows (so the stream never emits what the final message trims).
+    fn push_trimmed(&mut self, field: usize, piece: &str) {
+        let message = self.builder.message();
+        let empty = if field == 0 {
+            message.reasoning_content.is_empty()
+        } else {
+            message.content.is_empty()
+        };
+        let piece = if empty { piece.trim_start() } else { piece };
+        let body = piece.trim_end();
+        let pending = &mut self.pending_ws[field];
+        if body.is_empty() {
+            if !empty {
+                pending.push_str(piece);
+            }
+            return;
+        }
+        let mut text = std::mem::take(pending);
+        text.push_str(body);
+        pending.push_str(&piece[body.len()..]);
+        if field == 0 {
+            self.builder.push_reasoning(&text);
+        } else {
+            self.builder.push_content(&text);
+        }
+    }
+
     fn start_value(&mut self, first: &str) {
-        let kind = self
+        let schema = self
             .tools
             .iter()
             .find(|t| t.name() == self.tool_name)
-            .map_or(ArgumentKind::Json, |t| t.argument_kind(&self.arg_name));
+            .and_then(|t| t.parameter(&self.arg_name));
+        let types = schema.map(declared_types).unwrap_or_default();
+        let kind = schema.map_or(ArgumentKind::Json, ArgumentKind::of_schema);
+        let nullable = types.iter().any(|t| t == "null");
+        let stringy = types.iter().any(|t| t == "string");
+        if self.literal_quotes.is_some() {
+            self.value_mode = ValueMode::Literal;
+            return;
+        }
         self.value_mode = match kind {
+            // `null` for a nullable string is decided when the value is complete.
+            ArgumentKind::String if nullable => ValueMode::WholeString,
             ArgumentKind::String => {
                 self.builder.open_string_value();
                 ValueMode::String
             }
-            ArgumentKind::Json if first.trim_start().starts_with(['{', '[']) => ValueMode::Stream,
+            ArgumentKind::Json if !stringy && first.trim_start().starts_with(['{', '[']) => {
+                ValueMode::Stream
+            }
             ArgumentKind::Json => ValueMode::Whole,
         };
     }
@@ -361,7 +430,18 @@ impl<'t> Mapper<'t> {
                 if open.pushed == open.start && raw.is_empty() {
                     self.start_value(raw);
                 }
-                if self.value_mode == ValueMode::Whole {
+                if self.value_mode == ValueMode::Literal {
+                    let (open, close) = self.literal_quotes.clone().unwrap_or_default();
+                    let json = super::literal::literal_to_json(raw, &open, &close);
+                    self.builder.push_arguments(&json);
+                } else if self.value_mode == ValueMode::WholeString {
+                    let value = if raw.trim() == "null" {
+                        "null".to_owned()
+                    } else {
+                        serde_json::Value::String(raw.to_owned()).to_string()
+                    };
+                    self.builder.push_arguments(&value);
+                } else if self.value_mode == ValueMode::Whole {
                     let value = raw.trim();
                     if serde_json::from_str::<serde_json::Value>(value).is_ok() {
                         self.builder.push_arguments(value);

@@ -30,6 +30,7 @@
 pub mod families;
 pub mod format;
 pub mod grammar;
+pub mod literal;
 pub mod mapper;
 pub mod parser;
 pub mod prompt;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::analyze::Analysis;
+use crate::analyze::{Analysis, CallIdPosition};
 use crate::message::{ChatMessage, ChatRequest, PartialMessage, Prefill, Tool};
 use crate::peg::{BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
@@ -80,6 +80,8 @@ pub struct ChatParser {
     pub(crate) prefill: Prefill,
     pub(crate) tools: Vec<Tool>,
     pub(crate) python: bool,
+    pub(crate) expects_id: bool,
+    pub(crate) literal_quotes: Option<(String, String)>,
     pub(crate) template: String,
     pub(crate) triggers: Vec<String>,
 }
@@ -99,11 +101,17 @@ impl ChatParser {
             prompt::generation_prompt(template, request)
         };
         families::refine(&mut format, template, &generation_prompt);
-        let prefill_text = prompt::prefill_text(
+        let mut prefill_text = prompt::prefill_text(
             &generation_prompt,
             &analysis.generation_prompt.header,
             &format,
         );
+        // Reasoning kept inline: a closed (empty) block the prompt wrote is not part of what the
+        // model said; an opened one is.
+        let end = format.reasoning.end.trim();
+        if !request.extracts_reasoning() && !end.is_empty() && prefill_text.contains(end) {
+            prefill_text.clear();
+        }
         Self::from_format(template.name(), format, request, prefill_text)
     }
 
@@ -119,12 +127,19 @@ impl ChatParser {
             extract_reasoning: request.extracts_reasoning(),
             tools: request.tools_enabled(),
             parallel_tool_calls: request.parallel_tool_calls,
+            reasoning_open: false,
+            json_schema: request.json_schema.is_some(),
         };
         let mut prefill_text = prefill_text;
         if let Some((start, reasoning_may_open)) = prompt::continuation_start(request, &format) {
             prefill_text = start;
             options.extract_reasoning &= reasoning_may_open;
         }
+        let (start, end) = (format.reasoning.start.trim(), format.reasoning.end.trim());
+        options.reasoning_open = !start.is_empty()
+            && prefill_text
+                .rfind(start)
+                .is_some_and(|at| end.is_empty() || !prefill_text[at..].contains(end));
         let grammar =
             build_grammar(&format, &options, template_name).map_err(|e: BuildError| {
                 GenerateError {
@@ -137,6 +152,16 @@ impl ChatParser {
             .as_ref()
             .and_then(|t| t.json.as_ref())
             .is_some_and(|j| j.python_dicts);
+        let literal_quotes = format
+            .tools
+            .as_ref()
+            .filter(|_| format.literal_values)
+            .map(|t| {
+                (
+                    t.arguments.string_open.clone(),
+                    t.arguments.string_close.clone(),
+                )
+            });
         let triggers = format
             .tools
             .as_ref()
@@ -150,7 +175,15 @@ impl ChatParser {
                     .collect()
             })
             .unwrap_or_default();
+        let expects_id = format.tools.as_ref().is_some_and(|t| {
+            t.call_id.position != CallIdPosition::None
+                || t.json
+                    .as_ref()
+                    .is_some_and(|j| j.id_field.is_some() || j.generated_id_field.is_some())
+        });
         Ok(ChatParser {
+            expects_id,
+            literal_quotes,
             grammar,
             format,
             options,
@@ -239,6 +272,8 @@ impl ChatParser {
             &self.grammar,
             &self.tools,
             self.python,
+            self.literal_quotes.clone(),
+            self.expects_id,
             self.prefill.clone(),
         )
     }

@@ -22,7 +22,11 @@ pub fn render_prompt(
     let messages = request
         .messages
         .iter()
-        .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+        .map(|m| {
+            let mut value = serde_json::to_value(m).unwrap_or(Value::Null);
+            objects_for_arguments(&mut value);
+            value
+        })
         .collect();
     let tools = (!request.tools.is_empty()).then(|| {
         request
@@ -36,6 +40,25 @@ pub fn render_prompt(
         .with_generation_prompt(generation_prompt)
         .with_var("enable_thinking", request.enable_thinking);
     template.render(&input)
+}
+
+/// Templates iterate tool-call arguments as a mapping: JSON text arguments become objects
+/// (as inference servers pass them).
+fn objects_for_arguments(message: &mut Value) {
+    let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for call in calls {
+        if let Some(arguments) = call.pointer_mut("/function/arguments") {
+            if let Some(parsed) = arguments
+                .as_str()
+                .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                .filter(Value::is_object)
+            {
+                *arguments = parsed;
+            }
+        }
+    }
 }
 
 /// The generation prompt: what the prompt with `add_generation_prompt` adds to the prompt
