@@ -1,0 +1,177 @@
+//! Streaming events.
+
+use serde_json::{json, Value};
+
+/// One streaming event, as emitted by [`ResponseParser`](super::ResponseParser).
+///
+/// Serializes (via [`Event::to_json`]) to the dict shape of the reference:
+/// `{"type": "region_open", "field": ...}`, `{"type": "region_chunk", "field", "text",
+/// "dirty"}`, `{"type": "region_close", "field", "value"}`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event<'t> {
+    /// A region of `field` started.
+    RegionOpen {
+        /// The field name (borrowed from the template).
+        field: &'t str,
+    },
+    /// Raw text of the open region. `dirty` is true unless the content type is
+    /// text/int/float/bool (the raw text then needs parsing to become the value).
+    RegionChunk {
+        /// The field name (borrowed from the template).
+        field: &'t str,
+        /// The raw text (never splits a UTF-8 code point).
+        text: ChunkText,
+        /// Whether the text is raw, un-parsed body.
+        dirty: bool,
+    },
+    /// A region of `field` finished; `value` is its parsed (and transformed) value.
+    RegionClose {
+        /// The field name (borrowed from the template).
+        field: &'t str,
+        /// The value of this region (one match, before `repeats`/`join` accumulation).
+        value: Value,
+    },
+}
+
+impl<'t> Event<'t> {
+    /// The field this event concerns.
+    pub fn field(&self) -> &'t str {
+        match self {
+            Event::RegionOpen { field }
+            | Event::RegionChunk { field, .. }
+            | Event::RegionClose { field, .. } => field,
+        }
+    }
+
+    /// The event as a JSON object in the reference's shape.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Event::RegionOpen { field } => json!({"type": "region_open", "field": field}),
+            Event::RegionChunk { field, text, dirty } => {
+                json!({"type": "region_chunk", "field": field, "text": text.as_str(), "dirty": dirty})
+            }
+            Event::RegionClose { field, value } => {
+                json!({"type": "region_close", "field": field, "value": value})
+            }
+        }
+    }
+}
+
+/// The text of a `region_chunk` event: a string stored inline when short (as streamed chunks
+/// usually are), so emitting it does not allocate.
+#[derive(Clone)]
+pub struct ChunkText(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(String),
+}
+
+const INLINE: usize = 30;
+
+impl ChunkText {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Inline { len, bytes } => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or(""),
+            Repr::Heap(s) => s,
+        }
+    }
+
+    /// Appends text.
+    pub fn push_str(&mut self, more: &str) {
+        if let Repr::Heap(s) = &mut self.0 {
+            s.push_str(more);
+            return;
+        }
+        let mut joined = String::with_capacity(self.as_str().len() + more.len());
+        joined.push_str(self.as_str());
+        joined.push_str(more);
+        *self = ChunkText::from(joined);
+    }
+}
+
+impl From<&str> for ChunkText {
+    fn from(s: &str) -> ChunkText {
+        let mut bytes = [0u8; INLINE];
+        match (bytes.get_mut(..s.len()), u8::try_from(s.len())) {
+            (Some(slot), Ok(len)) => {
+                slot.copy_from_slice(s.as_bytes());
+                ChunkText(Repr::Inline { len, bytes })
+            }
+            _ => ChunkText(Repr::Heap(s.to_owned())),
+        }
+    }
+}
+
+impl From<String> for ChunkText {
+    fn from(s: String) -> ChunkText {
+        if s.len() <= INLINE {
+            ChunkText::from(s.as_str())
+        } else {
+            ChunkText(Repr::Heap(s))
+        }
+    }
+}
+
+impl std::ops::Deref for ChunkText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Debug for ChunkText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for ChunkText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq for ChunkText {
+    fn eq(&self, other: &ChunkText) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for ChunkText {}
+
+impl PartialEq<str> for ChunkText {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+/// Merges consecutive `region_chunk` events of the same field (and dirtiness) into one.
+///
+/// Chunk granularity depends on how the text was fed; merged event lists are comparable.
+pub fn merge_chunks<'t>(events: &[Event<'t>]) -> Vec<Event<'t>> {
+    let mut out: Vec<Event<'t>> = Vec::with_capacity(events.len());
+    for event in events {
+        if let Event::RegionChunk { field, text, dirty } = event {
+            if let Some(Event::RegionChunk {
+                field: f,
+                text: t,
+                dirty: d,
+            }) = out.last_mut()
+            {
+                if f == field && d == dirty {
+                    t.push_str(text);
+                    continue;
+                }
+            }
+        }
+        out.push(event.clone());
+    }
+    out
+}

@@ -1,0 +1,391 @@
+//! Compiled delimiter patterns and their partial-matching automata.
+//!
+//! A delimiter (literal alternatives, or a Python pattern translated by [`super::translate`])
+//! is compiled twice:
+//!
+//! - a dense, anchored, leftmost-first DFA that the streaming scanner ([`super::scan`]) steps
+//!   one byte at a time, which gives partial matching (a live state at the end of the buffer
+//!   means "could still match or extend") without ever re-scanning text; for each reachable
+//!   state, [`EndInfo`] records whether a match ending there is already certain and whether
+//!   anything could still extend it;
+//! - a `meta::Regex` used only once a match is decided, to read its named groups.
+//!
+//! `tag_pattern` (content parsing, not streamed) goes through a backtracking engine instead
+//! ([`TagPattern`]), where backreferences and lookarounds are supported.
+
+use std::collections::HashMap;
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::meta;
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
+use regex_automata::util::syntax;
+use regex_automata::{Anchored, Input, MatchKind};
+
+use super::translate::{translate, Target};
+
+/// A compiled delimiter: literal alternatives or a Python pattern.
+#[derive(Debug)]
+pub(crate) struct Pattern {
+    /// The anchored leftmost-first DFA stepped by the scanner.
+    dfa: dense::DFA<Vec<u32>>,
+    /// Used once a match is decided, to read named groups.
+    regex: meta::Regex,
+    /// Named groups other than internal ones, in pattern order.
+    names: Vec<String>,
+    /// `can_start[b]`: some start state survives byte `b`.
+    can_start: [bool; 256],
+    /// The bytes that can start a match, when there are at most three (for `memchr`).
+    first_bytes: Option<Vec<u8>>,
+    /// Start states by look-behind byte (index 256 = start of text).
+    starts: Vec<StateID>,
+    /// Per reachable DFA state: what is known at the end of the buffer (see [`EndInfo`]).
+    end_info: IdMap<EndInfo>,
+}
+
+/// A hasher for DFA state ids (small integers): one multiplication.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // State ids are multiples of a power of two: fold the mixed high bits down.
+        self.0 ^ (self.0 >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<StateID, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// What a DFA state tells about a match attempt standing at the end of the buffer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct EndInfo {
+    /// A match ends here whatever follows (every next byte, and the end of input, confirm it).
+    pub(crate) ends_here: bool,
+    /// Some continuation could still produce a match ending later.
+    pub(crate) extendable: bool,
+}
+
+/// Size limit for each DFA (bytes).
+const DFA_LIMIT: usize = 8 << 20;
+
+impl Pattern {
+    /// Compiles literal alternatives; the longest alternative wins at a given position.
+    pub(crate) fn literals(lits: &[String]) -> Result<Pattern, String> {
+        let mut sorted: Vec<&String> = lits.iter().collect();
+        sorted.sort_by_key(|l| std::cmp::Reverse(l.len()));
+        let alts: Vec<String> = sorted.iter().map(|l| regex_syntax::escape(l)).collect();
+        Pattern::compile_rust(&alts.join("|"))
+    }
+
+    /// Compiles a Python pattern (DOTALL).
+    pub(crate) fn python(py: &str) -> Result<Pattern, String> {
+        let rust = translate(py, Target::Automaton)?;
+        Pattern::compile_rust(&rust)
+    }
+
+    fn compile_rust(rust: &str) -> Result<Pattern, String> {
+        let syntax = syntax::Config::new()
+            .dot_matches_new_line(true)
+            .unicode(true)
+            .utf8(true);
+        let dfa = dense::Builder::new()
+            .syntax(syntax)
+            .configure(
+                dense::Config::new()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .start_kind(StartKind::Anchored)
+                    .minimize(false)
+                    .dfa_size_limit(Some(DFA_LIMIT))
+                    .determinize_size_limit(Some(DFA_LIMIT)),
+            )
+            .build(rust)
+            .map_err(|e| short_error(&e.to_string()))?;
+        let regex = meta::Builder::new()
+            .syntax(syntax)
+            .configure(meta::Config::new().match_kind(MatchKind::LeftmostFirst))
+            .build(rust)
+            .map_err(|e| short_error(&e.to_string()))?;
+        let names: Vec<String> = regex
+            .group_info()
+            .pattern_names(regex_automata::PatternID::ZERO)
+            .flatten()
+            .map(str::to_owned)
+            .collect();
+        let mut starts = Vec::with_capacity(257);
+        for lb in 0..=256usize {
+            let look_behind = u8::try_from(lb).ok();
+            let cfg = start::Config::new()
+                .anchored(Anchored::Yes)
+                .look_behind(look_behind);
+            let sid = dfa.start_state(&cfg).map_err(|e| e.to_string())?;
+            starts.push(sid);
+        }
+        let mut can_start = [false; 256];
+        for sid in distinct_starts(&starts) {
+            for (b, slot) in can_start.iter_mut().enumerate() {
+                let byte = u8::try_from(b).unwrap_or(0);
+                if !dfa.is_dead_state(dfa.next_state(sid, byte)) {
+                    *slot = true;
+                }
+            }
+        }
+        let end_info = end_info(&dfa, &distinct_starts(&starts));
+        let bytes: Vec<u8> = (0..=255u8).filter(|b| can_start[usize::from(*b)]).collect();
+        let first_bytes = (bytes.len() <= 3).then_some(bytes);
+        Ok(Pattern {
+            first_bytes,
+            dfa,
+            regex,
+            names,
+            can_start,
+            starts,
+            end_info,
+        })
+    }
+
+    /// End-of-buffer knowledge about a state (unknown states count as undecided).
+    pub(crate) fn end_info(&self, sid: StateID) -> EndInfo {
+        self.end_info.get(&sid).copied().unwrap_or(EndInfo {
+            ends_here: false,
+            extendable: true,
+        })
+    }
+
+    /// Named groups of the pattern.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The offset of the first byte of `hay` that can start a match.
+    pub(crate) fn next_start(&self, hay: &[u8]) -> Option<usize> {
+        if hay.len() < 16 {
+            return hay.iter().position(|b| self.can_start(*b));
+        }
+        match self.first_bytes.as_deref() {
+            Some([]) => None,
+            Some([a]) => memchr::memchr(*a, hay),
+            Some([a, b]) => memchr::memchr2(*a, *b, hay),
+            Some([a, b, c]) => memchr::memchr3(*a, *b, *c, hay),
+            _ => hay.iter().position(|b| self.can_start(*b)),
+        }
+    }
+
+    pub(crate) fn can_start(&self, byte: u8) -> bool {
+        self.can_start
+            .get(usize::from(byte))
+            .copied()
+            .unwrap_or(true)
+    }
+
+    /// The anchored start state for a match starting after `look_behind`.
+    pub(crate) fn start(&self, look_behind: Option<u8>) -> StateID {
+        let index = look_behind.map_or(256, usize::from);
+        self.starts.get(index).copied().unwrap_or(StateID::ZERO)
+    }
+
+    pub(crate) fn next(&self, sid: StateID, byte: u8) -> StateID {
+        self.dfa.next_state(sid, byte)
+    }
+
+    pub(crate) fn next_eoi(&self, sid: StateID) -> StateID {
+        self.dfa.next_eoi_state(sid)
+    }
+
+    /// Whether a state needs attention (match, dead, quit, start or accelerated): ordinary
+    /// states can be stepped through without looking.
+    pub(crate) fn is_special(&self, sid: StateID) -> bool {
+        self.dfa.is_special_state(sid)
+    }
+
+    pub(crate) fn is_match(&self, sid: StateID) -> bool {
+        self.dfa.is_match_state(sid)
+    }
+
+    /// Dead (or quit, which the ASCII-only configuration never produces).
+    pub(crate) fn is_dead(&self, sid: StateID) -> bool {
+        self.dfa.is_dead_state(sid) || self.dfa.is_quit_state(sid)
+    }
+
+    /// Named captures of the decided match `[start, end)` of `hay`.
+    pub(crate) fn captures(
+        &self,
+        hay: &str,
+        start: usize,
+        end: usize,
+    ) -> Vec<(String, Option<String>)> {
+        let mut caps = self.regex.create_captures();
+        if start > end || end > hay.len() {
+            return Vec::new();
+        }
+        let input = Input::new(hay).range(start..end).anchored(Anchored::Yes);
+        self.regex.search_captures(&input, &mut caps);
+        self.names
+            .iter()
+            .map(|name| {
+                let text = caps
+                    .get_group_by_name(name)
+                    .and_then(|span| hay.get(span.range()));
+                (name.clone(), text.map(str::to_owned))
+            })
+            .collect()
+    }
+
+    /// All non-overlapping matches in `hay` (for the start anchor), as `(start, end)`.
+    pub(crate) fn find_iter(&self, hay: &str) -> Vec<(usize, usize)> {
+        self.regex
+            .find_iter(hay)
+            .map(|m| (m.start(), m.end()))
+            .collect()
+    }
+}
+
+fn distinct_starts(starts: &[StateID]) -> Vec<StateID> {
+    let mut distinct = starts.to_vec();
+    distinct.sort();
+    distinct.dedup();
+    distinct
+}
+
+/// Computes [`EndInfo`] for every state reachable from `starts`.
+fn end_info(dfa: &dense::DFA<Vec<u32>>, starts: &[StateID]) -> IdMap<EndInfo> {
+    let reps: Vec<u8> = dfa
+        .byte_classes()
+        .representatives(..)
+        .filter_map(|unit| unit.as_u8())
+        .collect();
+    // Discover reachable states and their successors.
+    let mut index: IdMap<usize> = IdMap::default();
+    let mut states: Vec<StateID> = Vec::new();
+    let mut succ: Vec<Vec<StateID>> = Vec::new();
+    let mut queue: Vec<StateID> = starts.to_vec();
+    while let Some(sid) = queue.pop() {
+        if index.contains_key(&sid) {
+            continue;
+        }
+        index.insert(sid, states.len());
+        states.push(sid);
+        let next: Vec<StateID> = reps.iter().map(|b| dfa.next_state(sid, *b)).collect();
+        for n in &next {
+            if !dfa.is_dead_state(*n) && !dfa.is_quit_state(*n) && !index.contains_key(n) {
+                queue.push(*n);
+            }
+        }
+        succ.push(next);
+    }
+    // reach[i]: some path of at least one transition from state i ends in a match state.
+    let mut reach: Vec<bool> = states
+        .iter()
+        .zip(&succ)
+        .map(|(sid, next)| {
+            dfa.is_match_state(dfa.next_eoi_state(*sid))
+                || next.iter().any(|n| dfa.is_match_state(*n))
+        })
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 0..states.len() {
+            if reach.get(i).copied().unwrap_or(true) {
+                continue;
+            }
+            let hit = succ.get(i).into_iter().flatten().any(|n| {
+                index
+                    .get(n)
+                    .and_then(|j| reach.get(*j))
+                    .copied()
+                    .unwrap_or(false)
+            });
+            if hit {
+                if let Some(slot) = reach.get_mut(i) {
+                    *slot = true;
+                }
+                changed = true;
+            }
+        }
+    }
+    let mut out = IdMap::default();
+    out.reserve(states.len());
+    for (sid, next) in states.iter().zip(&succ) {
+        let ends_here = dfa.is_match_state(dfa.next_eoi_state(*sid))
+            && next.iter().all(|n| dfa.is_match_state(*n));
+        let extendable = next.iter().any(|n| {
+            index
+                .get(n)
+                .and_then(|j| reach.get(*j))
+                .copied()
+                .unwrap_or(false)
+        });
+        out.insert(
+            *sid,
+            EndInfo {
+                ends_here,
+                extendable,
+            },
+        );
+    }
+    out
+}
+
+/// Keeps the first line of a regex error (the rest is an ASCII-art excerpt).
+fn short_error(message: &str) -> String {
+    let mut lines = message.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("invalid pattern").to_owned();
+    match message
+        .lines()
+        .find(|l| l.trim_start().starts_with("error:"))
+    {
+        Some(err) => format!("{first} {}", err.trim()),
+        None => first,
+    }
+}
+
+/// A backtracking pattern, for `xml-inline` `tag_pattern`.
+#[derive(Debug)]
+pub(crate) struct TagPattern {
+    regex: fancy_regex::Regex,
+}
+
+impl TagPattern {
+    pub(crate) fn python(py: &str) -> Result<TagPattern, String> {
+        let rust = translate(py, Target::Backtracking)?;
+        let regex = fancy_regex::RegexBuilder::new(&format!("(?s){rust}"))
+            .backtrack_limit(1_000_000)
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(TagPattern { regex })
+    }
+
+    pub(crate) fn has_group(&self, name: &str) -> bool {
+        self.regex.capture_names().flatten().any(|n| n == name)
+    }
+
+    /// `(key, value)` of each match, in order. Errors if the backtracking limit is hit.
+    pub(crate) fn pairs(&self, hay: &str) -> Result<Vec<(String, String)>, String> {
+        let mut out = Vec::new();
+        for caps in self.regex.captures_iter(hay) {
+            let caps = caps.map_err(|e| format!("tag_pattern: {e}"))?;
+            let key = caps.name("key").map_or("", |m| m.as_str());
+            let value = caps.name("value").map_or("", |m| m.as_str());
+            out.push((key.to_owned(), value.to_owned()));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+#[path = "pattern_tests.rs"]
+mod tests;

@@ -1,0 +1,443 @@
+//! The template model: loading a JSON template, validating it and compiling its patterns.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::content::Content;
+use super::error::{Error, ErrorKind, Result};
+use super::pattern::Pattern;
+use super::transform::Transform;
+use super::util::{py_list, py_type};
+
+/// A loaded, validated and compiled response template. Immutable and `Send + Sync`: create
+/// any number of [`ResponseParser`](super::ResponseParser)s from it.
+#[derive(Debug)]
+pub struct ResponseTemplate {
+    pub(crate) defaults: Map<String, Value>,
+    pub(crate) anchor: Anchor,
+    pub(crate) fields: Vec<Field>,
+    pub(crate) implicit: Option<usize>,
+    /// Watch lists: index 0 = outside any explicit region, `1 + f` = inside field `f`.
+    pub(crate) watches: Vec<WatchSet>,
+}
+
+/// How the start of the current assistant message is found in a prefix.
+#[derive(Debug)]
+pub(crate) enum Anchor {
+    Literals(Vec<String>),
+    Pattern(Box<Pattern>),
+}
+
+/// One compiled field.
+#[derive(Debug)]
+pub(crate) struct Field {
+    pub(crate) name: String,
+    /// `None`: the implicit field.
+    pub(crate) open: Option<Pattern>,
+    /// `None`: the region runs to the end of the stream.
+    pub(crate) close: Option<Pattern>,
+    pub(crate) repeats: bool,
+    pub(crate) join: Option<String>,
+    pub(crate) optional: bool,
+    pub(crate) content: Content,
+    pub(crate) transform: Option<Transform>,
+    pub(crate) transform_each: bool,
+}
+
+/// A delimiter watched by the scanner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Watch {
+    Open(usize),
+    Close(usize),
+}
+
+/// The delimiters watched in one parser state, plus the union of their first bytes.
+#[derive(Debug)]
+pub(crate) struct WatchSet {
+    pub(crate) items: Vec<Watch>,
+    can_start: [bool; 256],
+    /// The bytes that can start a delimiter, when there are at most three (for `memchr`).
+    first_bytes: Option<Vec<u8>>,
+}
+
+impl WatchSet {
+    /// Whether some byte of `hay` can start a watched delimiter.
+    pub(crate) fn may_start_in(&self, hay: &[u8]) -> bool {
+        if hay.len() < 16 {
+            return hay.iter().any(|b| self.can_start[usize::from(*b)]);
+        }
+        match self.first_bytes.as_deref() {
+            Some([]) => false,
+            Some([a]) => memchr::memchr(*a, hay).is_some(),
+            Some([a, b]) => memchr::memchr2(*a, *b, hay).is_some(),
+            Some([a, b, c]) => memchr::memchr3(*a, *b, *c, hay).is_some(),
+            _ => hay.iter().any(|b| self.can_start[usize::from(*b)]),
+        }
+    }
+}
+
+impl ResponseTemplate {
+    /// Loads a template from JSON text (the value of `response_template` in
+    /// `tokenizer_config.json`).
+    pub fn from_json_str(text: &str) -> Result<ResponseTemplate> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::load(format!("response_template is not valid JSON: {e}")))?;
+        ResponseTemplate::from_value(&value)
+    }
+
+    /// Loads a template from a JSON file. A `tokenizer_config.json` (an object with a
+    /// `response_template` key) is accepted too.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<ResponseTemplate> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::load(format!("cannot read {}: {e}", path.display())))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| Error::load(format!("{} is not valid JSON: {e}", path.display())))?;
+        match value.get("response_template") {
+            Some(inner) if value.get("fields").is_none() => ResponseTemplate::from_value(inner),
+            _ => ResponseTemplate::from_value(&value),
+        }
+    }
+
+    /// Loads a template from a parsed JSON value.
+    pub fn from_value(value: &Value) -> Result<ResponseTemplate> {
+        let Value::Object(top) = value else {
+            return Err(Error::load(format!(
+                "response_template must be a dict, got {}",
+                py_type(value)
+            )));
+        };
+        match top.get("version") {
+            None | Some(Value::Null) => {}
+            Some(v) if v.as_i64() == Some(1) => {}
+            Some(v) => {
+                return Err(Error::load(format!(
+                    "Unsupported response_template version: {v}"
+                )))
+            }
+        }
+        let anchor = load_anchor(top)?;
+        let defaults = match top.get("defaults") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(d)) => d.clone(),
+            Some(other) => {
+                return Err(Error::load(format!(
+                    "response_template 'defaults' must be a dict, got {}",
+                    py_type(other)
+                )))
+            }
+        };
+        let field_specs = match top.get("fields") {
+            Some(Value::Object(f)) => f,
+            Some(other) => {
+                return Err(Error::load(format!(
+                    "response_template 'fields' must be a dict, got {}",
+                    py_type(other)
+                )))
+            }
+            None => return Err(Error::load("response_template must define 'fields'")),
+        };
+        let implicit_names: Vec<&String> = field_specs
+            .iter()
+            .filter(|(_, spec)| spec.get("open").is_none() && spec.get("open_pattern").is_none())
+            .map(|(name, _)| name)
+            .collect();
+        if implicit_names.len() > 1 {
+            let names: Vec<&str> = implicit_names.iter().map(|s| s.as_str()).collect();
+            return Err(Error::load(format!(
+                "At most one field may omit 'open'/'open_pattern' (that field becomes the \
+                 implicit-open / leftover sink). Found: {}",
+                names.join(", ")
+            )));
+        }
+        let mut fields = Vec::with_capacity(field_specs.len());
+        for (name, spec) in field_specs {
+            fields.push(load_field(name, spec).map_err(|e| e.with_field(name))?);
+        }
+        let implicit = fields.iter().position(|f| f.open.is_none());
+        let mut template = ResponseTemplate {
+            defaults,
+            anchor,
+            fields,
+            implicit,
+            watches: Vec::new(),
+        };
+        template.watches = template.build_watches();
+        Ok(template)
+    }
+
+    fn build_watches(&self) -> Vec<WatchSet> {
+        let mut outside: Vec<Watch> = Vec::new();
+        for (i, f) in self.fields.iter().enumerate() {
+            if f.open.is_some() {
+                outside.push(Watch::Open(i));
+            }
+        }
+        if let Some(i) = self.implicit {
+            if self.fields.get(i).is_some_and(|f| f.close.is_some()) {
+                outside.push(Watch::Close(i));
+            }
+        }
+        let mut sets = vec![self.watch_set(outside)];
+        for (i, f) in self.fields.iter().enumerate() {
+            let items = if f.close.is_some() {
+                vec![Watch::Close(i)]
+            } else {
+                Vec::new()
+            };
+            sets.push(self.watch_set(items));
+        }
+        sets
+    }
+
+    fn watch_set(&self, items: Vec<Watch>) -> WatchSet {
+        let mut can_start = [false; 256];
+        for w in &items {
+            if let Some(p) = self.pattern(*w) {
+                for (b, slot) in (0..=255u8).zip(can_start.iter_mut()) {
+                    *slot |= p.can_start(b);
+                }
+            }
+        }
+        let bytes: Vec<u8> = (0..=255u8).filter(|b| can_start[usize::from(*b)]).collect();
+        let first_bytes = (bytes.len() <= 3).then_some(bytes);
+        WatchSet {
+            items,
+            can_start,
+            first_bytes,
+        }
+    }
+
+    /// The pattern of a watched delimiter.
+    pub(crate) fn pattern(&self, w: Watch) -> Option<&Pattern> {
+        match w {
+            Watch::Open(i) => self.fields.get(i)?.open.as_ref(),
+            Watch::Close(i) => self.fields.get(i)?.close.as_ref(),
+        }
+    }
+
+    /// The field names, in template order.
+    pub fn field_names(&self) -> impl Iterator<Item = &str> {
+        self.fields.iter().map(|f| f.name.as_str())
+    }
+
+    /// Cuts `prefix` after the last match of the start anchor (the whole prefix when the
+    /// anchor does not occur).
+    pub fn cut_prefix<'p>(&self, prefix: &'p str) -> &'p str {
+        let end = match &self.anchor {
+            Anchor::Literals(lits) => lits
+                .iter()
+                .filter_map(|l| prefix.rfind(l.as_str()).map(|s| (s, s + l.len())))
+                .max(),
+            Anchor::Pattern(p) => p.find_iter(prefix).into_iter().last(),
+        };
+        match end {
+            Some((_, end)) => prefix.get(end..).unwrap_or(""),
+            None => prefix,
+        }
+    }
+}
+
+fn load_anchor(top: &Map<String, Value>) -> Result<Anchor> {
+    let literal = top.get("start_anchor").filter(|v| !v.is_null());
+    let pattern = top.get("start_anchor_pattern").filter(|v| !v.is_null());
+    match (literal, pattern) {
+        (None, None) => Err(Error::load(
+            "response_template must define 'start_anchor' or 'start_anchor_pattern'.",
+        )),
+        (Some(_), Some(_)) => Err(Error::load(
+            "response_template must define only one of 'start_anchor' or 'start_anchor_pattern'.",
+        )),
+        (Some(lit), None) => literals(lit, "start_anchor").map(Anchor::Literals),
+        (None, Some(Value::String(p))) => Pattern::python(p)
+            .map(|p| Anchor::Pattern(Box::new(p)))
+            .map_err(|e| Error::load(format!("invalid start_anchor_pattern {p:?}: {e}"))),
+        (None, Some(other)) => Err(Error::load(format!(
+            "'start_anchor_pattern' must be a string, got {}",
+            py_type(other)
+        ))),
+    }
+}
+
+/// Validates a literal or literal list (`open`, `close`, `start_anchor`).
+fn literals(v: &Value, key: &str) -> Result<Vec<String>> {
+    let lits = match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => {
+            if items.is_empty() {
+                return Err(Error::load(format!(
+                    "'{key}' list must contain at least one literal"
+                )));
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(s) => out.push(s.clone()),
+                    _ => {
+                        return Err(Error::load(format!(
+                            "'{key}' list must contain only strings"
+                        )))
+                    }
+                }
+            }
+            out
+        }
+        other => {
+            return Err(Error::load(format!(
+                "'{key}' must be a string or list of strings, got {}",
+                py_type(other)
+            )))
+        }
+    };
+    if lits.iter().any(String::is_empty) {
+        return Err(Error::load(format!(
+            "'{key}' literals cannot be empty strings"
+        )));
+    }
+    Ok(lits)
+}
+
+fn field_error(name: &str, message: impl std::fmt::Display) -> Error {
+    Error::load(format!("Field '{name}': {message}"))
+}
+
+/// Compiles `open`/`open_pattern` (or `close`/`close_pattern`).
+fn delimiter(name: &str, spec: &Map<String, Value>, key: &str) -> Result<Option<Pattern>> {
+    let pattern_key = format!("{key}_pattern");
+    let lit = spec.get(key).filter(|v| !v.is_null());
+    let pat = spec.get(&pattern_key).filter(|v| !v.is_null());
+    match (lit, pat) {
+        (Some(_), Some(_)) => Err(field_error(
+            name,
+            format!("set either '{key}' or '{pattern_key}', not both"),
+        )),
+        (None, None) => Ok(None),
+        // Deliberate deviation: `close: "eos"` means "until the end of the stream".
+        (Some(Value::String(s)), None) if key == "close" && s == "eos" => Ok(None),
+        (Some(lit), None) => {
+            let lits = literals(lit, key).map_err(|e| field_error(name, e.message()))?;
+            Pattern::literals(&lits)
+                .map(Some)
+                .map_err(|e| field_error(name, e))
+        }
+        (None, Some(Value::String(p))) => Pattern::python(p)
+            .map(Some)
+            .map_err(|e| field_error(name, format!("invalid {pattern_key} {p:?}: {e}"))),
+        (None, Some(other)) => Err(field_error(
+            name,
+            format!("'{pattern_key}' must be a string, got {}", py_type(other)),
+        )),
+    }
+}
+
+fn flag(name: &str, spec: &Map<String, Value>, key: &str, default: bool) -> Result<bool> {
+    match spec.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(field_error(
+            name,
+            format!("'{key}' must be a bool, got {}", py_type(other)),
+        )),
+    }
+}
+
+fn load_field(name: &str, spec: &Value) -> Result<Field> {
+    let Value::Object(spec) = spec else {
+        return Err(field_error(
+            name,
+            format!("field spec must be a dict, got {}", py_type(spec)),
+        ));
+    };
+    let open = delimiter(name, spec, "open")?;
+    let close = delimiter(name, spec, "close")?;
+    let repeats = flag(name, spec, "repeats", false)?;
+    let optional = flag(name, spec, "optional", true)?;
+    let transform_each = flag(name, spec, "transform_each", false)?;
+    let join = match spec.get("join") {
+        None | Some(Value::Null) => None,
+        Some(_) if !repeats => return Err(field_error(name, "'join' requires 'repeats': true")),
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(field_error(
+                name,
+                format!("'join' must be a string, got {}", py_type(other)),
+            ))
+        }
+    };
+    let content_name = match spec.get("content") {
+        None | Some(Value::Null) => "text",
+        Some(Value::String(s)) => s.as_str(),
+        Some(other) => {
+            return Err(field_error(
+                name,
+                format!("'content' must be a string, got {}", py_type(other)),
+            ))
+        }
+    };
+    let empty = Map::new();
+    let args = match spec.get("content_args") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(a)) => a,
+        Some(other) => {
+            return Err(field_error(
+                name,
+                format!("'content_args' must be a dict, got {}", py_type(other)),
+            ))
+        }
+    };
+    let content = Content::compile(content_name, args).map_err(|e| field_error(name, e))?;
+    let transform = match spec.get("transform") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(Transform::compile(t, name).map_err(Error::load)?),
+    };
+    if transform_each && transform.is_none() {
+        return Err(field_error(name, "'transform_each' requires a 'transform'"));
+    }
+    let mut groups: Vec<String> = Vec::new();
+    for p in open.iter().chain(close.iter()) {
+        groups.extend(p.names().iter().cloned());
+    }
+    if !groups.is_empty() && transform.is_none() {
+        return Err(field_error(
+            name,
+            format!(
+                "open_pattern/close_pattern declares named group(s) {}, but the field has no \
+                 'transform'. Named captures are only surfaced through a 'transform' template \
+                 (where they appear alongside 'content'). Either add a 'transform' that uses \
+                 the captures, or remove the named groups from the pattern.",
+                py_list(&groups)
+            ),
+        ));
+    }
+    Ok(Field {
+        name: name.to_owned(),
+        open,
+        close,
+        repeats,
+        join,
+        optional,
+        content,
+        transform,
+        transform_each,
+    })
+}
+
+impl std::str::FromStr for ResponseTemplate {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<ResponseTemplate> {
+        ResponseTemplate::from_json_str(s)
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<ResponseTemplate>();
+    let _ = ErrorKind::Load;
+}
+
+#[cfg(test)]
+#[path = "spec_tests.rs"]
+mod tests;

@@ -1,0 +1,598 @@
+//! The streaming parser.
+
+use serde_json::{Map, Value};
+
+use super::coerce::coerce_tool_calls;
+use super::error::{Error, ErrorKind, Result};
+use super::events::Event;
+use super::scan::{Found, Scanner};
+use super::spec::{ResponseTemplate, Watch};
+use super::util::is_empty;
+
+/// A streaming parser for one generation. Create it with [`ResponseParser::new`], replay
+/// [`initial_events`](ResponseParser::initial_events), call [`feed`](ResponseParser::feed) with
+/// each piece of generated text, then [`finalize`](ResponseParser::finalize).
+///
+/// Feeding the same text in any chunking yields the same message and, after merging
+/// consecutive chunks, the same events. Work per byte is constant (amortized): no text is
+/// scanned twice except the few bytes a decided delimiter needed as lookahead.
+#[derive(Debug)]
+pub struct ResponseParser<'t> {
+    tpl: &'t ResponseTemplate,
+    tools: Vec<Value>,
+    /// Unconsumed text; `buf[0]` is at absolute offset `base`.
+    buf: String,
+    base: usize,
+    /// Where scanning (re)starts: the end of the last committed delimiter.
+    scan_pos: usize,
+    /// Text before this absolute position has been handed to regions (or discarded).
+    emit_pos: usize,
+    /// The open region's field, if any.
+    region: Option<usize>,
+    /// Where the open region's raw text starts (absolute); it runs to the emit position.
+    region_start: usize,
+    region_caps: Vec<(String, Option<String>)>,
+    /// The watch set index in force and one scanner per watched delimiter.
+    watch: usize,
+    scanners: Vec<Scanner>,
+    /// Every scanner is idle (nothing in flight) and has scanned all of `buf`.
+    all_idle: bool,
+    /// Idle scanners have (lazily) scanned up to here: the fast path of `push` moves this
+    /// instead of every scanner.
+    skipped_to: usize,
+    /// An empty match may not end where the previous delimiter ended.
+    no_empty: Option<usize>,
+    out: Map<String, Value>,
+    present: Vec<bool>,
+    initial: Vec<Event<'t>>,
+    finished: bool,
+    /// No events are produced (whole-text parsing, where nobody reads them).
+    quiet: bool,
+}
+
+impl<'t> ResponseParser<'t> {
+    /// Creates a parser. The prefix (the prompt, or `None`) is cut after its last start anchor
+    /// and processed like generated text; its events become
+    /// [`initial_events`](ResponseParser::initial_events). `tools` enables argument coercion.
+    pub fn new(
+        tpl: &'t ResponseTemplate,
+        prefix: Option<&str>,
+        tools: Option<&[Value]>,
+    ) -> Result<ResponseParser<'t>> {
+        ResponseParser::with_mode(tpl, prefix, tools, false)
+    }
+
+    fn with_mode(
+        tpl: &'t ResponseTemplate,
+        prefix: Option<&str>,
+        tools: Option<&[Value]>,
+        quiet: bool,
+    ) -> Result<ResponseParser<'t>> {
+        let mut parser = ResponseParser {
+            tpl,
+            tools: tools.map(<[Value]>::to_vec).unwrap_or_default(),
+            buf: String::new(),
+            base: 0,
+            scan_pos: 0,
+            emit_pos: 0,
+            region: None,
+            region_start: 0,
+            region_caps: Vec::new(),
+            watch: 0,
+            scanners: Vec::new(),
+            all_idle: true,
+            skipped_to: 0,
+            no_empty: None,
+            out: tpl.defaults.clone(),
+            present: vec![false; tpl.fields.len()],
+            initial: Vec::new(),
+            finished: false,
+            quiet,
+        };
+        parser.reset_scanners();
+        if let Some(prefix) = prefix {
+            let cut = tpl.cut_prefix(prefix);
+            let mut events = Vec::new();
+            parser
+                .push(cut, false, &mut events)
+                .map_err(|e| e.with_kind(ErrorKind::Init))?;
+            parser.initial = events;
+        }
+        Ok(parser)
+    }
+
+    /// Events produced by the prefix (regions it opened, or opened and closed).
+    pub fn initial_events(&self) -> &[Event<'t>] {
+        &self.initial
+    }
+
+    /// Feeds generated text; returns the events it produced.
+    pub fn feed(&mut self, chunk: &str) -> Result<Vec<Event<'t>>> {
+        let mut events = Vec::new();
+        self.feed_into(chunk, &mut events)?;
+        Ok(events)
+    }
+
+    /// Like [`feed`](ResponseParser::feed), but appends the events to `events` (lets a caller
+    /// reuse one buffer across feeds).
+    pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
+        if self.finished {
+            return Err(Error::new(
+                ErrorKind::Feed,
+                "ResponseParser already finalized",
+            ));
+        }
+        self.push(chunk, false, events).map_err(|e| {
+            self.finished = true;
+            e.with_kind(ErrorKind::Feed)
+        })
+    }
+
+    /// Ends the stream: decides pending delimiters, closes open regions, checks required
+    /// fields and drops empty keys not in `defaults`. Returns the message and the last events.
+    pub fn finalize(&mut self) -> Result<(Value, Vec<Event<'t>>)> {
+        if self.finished {
+            return Err(Error::new(
+                ErrorKind::Finalize,
+                "ResponseParser already finalized",
+            ));
+        }
+        self.finished = true;
+        let mut events = Vec::new();
+        self.finish(&mut events)
+            .map_err(|e| e.with_kind(ErrorKind::Finalize))?;
+        Ok((Value::Object(std::mem::take(&mut self.out)), events))
+    }
+
+    fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
+        self.push("", true, events)?;
+        if let Some(f) = self.region.take() {
+            let offset = self.base + self.buf.len();
+            self.close_region(f, Vec::new(), offset, events)?;
+        }
+        let missing: Vec<&str> = self
+            .tpl
+            .fields
+            .iter()
+            .zip(&self.present)
+            .filter(|(f, present)| !f.optional && !**present)
+            .map(|(f, _)| f.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Finalize,
+                format!(
+                    "Required response_template fields missing from parsed output: {}",
+                    super::util::py_list(&missing)
+                ),
+            ));
+        }
+        let defaults = &self.tpl.defaults;
+        self.out
+            .retain(|k, v| defaults.contains_key(k) || !is_empty(v));
+        Ok(())
+    }
+
+    fn reset_scanners(&mut self) {
+        self.watch = match self.region {
+            Some(f) if Some(f) != self.tpl.implicit => f + 1,
+            _ => 0,
+        };
+        let n = self
+            .tpl
+            .watches
+            .get(self.watch)
+            .map_or(0, |w| w.items.len());
+        self.scanners.clear();
+        self.scanners.resize(n, Scanner::new(self.scan_pos));
+        self.skipped_to = self.scan_pos;
+    }
+
+    fn byte_at(&self, abs: usize) -> Option<u8> {
+        abs.checked_sub(self.base)
+            .and_then(|i| self.buf.as_bytes().get(i).copied())
+    }
+
+    fn look_behind(&self, abs: usize) -> Option<u8> {
+        abs.checked_sub(1).and_then(|p| self.byte_at(p))
+    }
+
+    /// Appends text and processes as much as can be decided; at `eoi` everything is decided.
+    fn push(&mut self, chunk: &str, eoi: bool, events: &mut Vec<Event<'t>>) -> Result<()> {
+        self.buf.push_str(chunk);
+        if !eoi && self.all_idle {
+            // Fast path: nothing in flight and no byte of the new text can start a delimiter.
+            let ws = self.tpl.watches.get(self.watch);
+            if ws.is_some_and(|ws| !ws.may_start_in(chunk.as_bytes())) {
+                let end = self.base + self.buf.len();
+                self.skipped_to = end;
+                self.emit_text(end, events);
+                self.compact();
+                return Ok(());
+            }
+        }
+        let skipped = self.skipped_to;
+        self.scanners.iter_mut().for_each(|s| s.skip_to(skipped));
+        loop {
+            let end = self.base + self.buf.len();
+            if let Some(found) = self.scan_to(end) {
+                self.commit(found, events)?;
+                continue;
+            }
+            if !eoi && self.scanners.iter().all(|s| s.frontier().is_none()) {
+                break;
+            }
+            let lb = self.look_behind(end);
+            let mut decided = false;
+            for (i, sc) in self.scanners.iter_mut().enumerate() {
+                let w = self
+                    .tpl
+                    .watches
+                    .get(self.watch)
+                    .and_then(|ws| ws.items.get(i));
+                if let Some(pat) = w.and_then(|w| self.tpl.pattern(*w)) {
+                    decided |= if eoi {
+                        sc.finish(pat, end, lb, self.no_empty)
+                    } else {
+                        sc.settle(pat, end, self.no_empty)
+                    };
+                }
+            }
+            if decided || self.scanners.iter().any(|s| s.best().is_some()) {
+                if let Some(found) = self.decide() {
+                    self.commit(found, events)?;
+                    continue;
+                }
+            }
+            break;
+        }
+        let end = self.base + self.buf.len();
+        let safe = if eoi {
+            end
+        } else {
+            self.scanners
+                .iter()
+                .filter_map(Scanner::frontier)
+                .min()
+                .unwrap_or(end)
+                .min(end)
+        };
+        self.emit_text(safe, events);
+        self.all_idle = self.scanners.iter().all(Scanner::idle);
+        self.compact();
+        Ok(())
+    }
+
+    /// Scans up to absolute position `end`; returns a match to commit once one is decided.
+    ///
+    /// Each scanner runs on its own over a horizon that doubles while nothing is decided, so
+    /// scanners stay close together and work past a committed match stays bounded.
+    fn scan_to(&mut self, end: usize) -> Option<(usize, Found)> {
+        let ws = self.tpl.watches.get(self.watch)?;
+        let mut span = 256usize;
+        loop {
+            let low = self
+                .scanners
+                .iter()
+                .filter(|s| s.best().is_none())
+                .map(Scanner::pos)
+                .min()
+                .unwrap_or(end);
+            let until = end.min(low.saturating_add(span));
+            let mut limit = self
+                .scanners
+                .iter()
+                .filter_map(|s| s.best().map(|f| f.start))
+                .min()
+                .unwrap_or(usize::MAX);
+            let bytes = self.buf.as_bytes();
+            for (sc, w) in self.scanners.iter_mut().zip(&ws.items) {
+                if let Some(pat) = self.tpl.pattern(*w) {
+                    if sc.run(pat, bytes, self.base, until, limit, self.no_empty) {
+                        limit = limit.min(sc.best().map_or(usize::MAX, |f| f.start));
+                    }
+                }
+            }
+            if limit != usize::MAX {
+                if let Some(found) = self.decide() {
+                    return Some(found);
+                }
+            }
+            if until >= end {
+                return None;
+            }
+            span = span.saturating_mul(2);
+        }
+    }
+
+    /// Picks the winning decided match, if no undecided candidate could still beat it:
+    /// earliest start, then longest, then an open before a close, then template order.
+    fn decide(&self) -> Option<(usize, Found)> {
+        let ws = self.tpl.watches.get(self.watch)?;
+        let mut best: Option<(usize, Found)> = None;
+        for (i, sc) in self.scanners.iter().enumerate() {
+            let Some(f) = sc.best() else { continue };
+            let better = match best {
+                None => true,
+                Some((bi, b)) => {
+                    let rank = |w: Option<&Watch>| matches!(w, Some(Watch::Close(_)));
+                    (
+                        f.start,
+                        std::cmp::Reverse(f.end - f.start),
+                        rank(ws.items.get(i)),
+                    ) < (
+                        b.start,
+                        std::cmp::Reverse(b.end - b.start),
+                        rank(ws.items.get(bi)),
+                    )
+                }
+            };
+            if better {
+                best = Some((i, f));
+            }
+        }
+        let (_, winner) = best?;
+        let blocked = self
+            .scanners
+            .iter()
+            .filter_map(Scanner::pending_start)
+            .any(|s| s <= winner.start);
+        (!blocked).then_some(best?)
+    }
+
+    fn commit(
+        &mut self,
+        (index, found): (usize, Found),
+        events: &mut Vec<Event<'t>>,
+    ) -> Result<()> {
+        let watch = self
+            .tpl
+            .watches
+            .get(self.watch)
+            .and_then(|ws| ws.items.get(index))
+            .copied();
+        self.emit_text(found.start, events);
+        let hay_from = self.base;
+        let caps = match watch.and_then(|w| self.tpl.pattern(w)) {
+            Some(p) if !p.names().is_empty() => p.captures(
+                &self.buf,
+                found.start.saturating_sub(hay_from),
+                found.end.saturating_sub(hay_from),
+            ),
+            _ => Vec::new(),
+        };
+        match watch {
+            Some(Watch::Open(f)) => {
+                if let Some(open) = self.region.take() {
+                    self.close_region(open, Vec::new(), found.start, events)?;
+                }
+                self.region = Some(f);
+                self.region_start = found.end;
+                self.region_caps = caps;
+                if let Some(field) = self.tpl.fields.get(f).filter(|_| !self.quiet) {
+                    events.push(Event::RegionOpen { field: &field.name });
+                }
+            }
+            Some(Watch::Close(f)) if self.region == Some(f) => {
+                self.region = None;
+                self.close_region(f, caps, found.start, events)?;
+            }
+            Some(Watch::Close(_)) | None => {}
+        }
+        self.emit_pos = found.end;
+        self.scan_pos = found.end;
+        self.no_empty = Some(found.end);
+        self.reset_scanners();
+        Ok(())
+    }
+
+    /// Hands text up to absolute position `to` to the current region (opening the implicit
+    /// field if no region is open), or discards it.
+    fn emit_text(&mut self, to: usize, events: &mut Vec<Event<'t>>) {
+        if to <= self.emit_pos {
+            return;
+        }
+        let from_rel = self.emit_pos.saturating_sub(self.base);
+        let to_rel = to.saturating_sub(self.base);
+        self.emit_pos = to;
+        if to_rel <= from_rel {
+            return;
+        }
+        if self.region.is_none() {
+            let Some(implicit) = self.tpl.implicit else {
+                return;
+            };
+            self.region = Some(implicit);
+            self.region_start = self.base + from_rel;
+            self.region_caps.clear();
+            if let Some(field) = self.tpl.fields.get(implicit).filter(|_| !self.quiet) {
+                events.push(Event::RegionOpen { field: &field.name });
+            }
+        }
+        let Some(field) = self.region.and_then(|f| self.tpl.fields.get(f)) else {
+            return;
+        };
+        let Some(text) = self.buf.get(from_rel..to_rel) else {
+            return;
+        };
+        if self.quiet {
+            return;
+        }
+        events.push(Event::RegionChunk {
+            field: &field.name,
+            text: text.into(),
+            dirty: field.content.dirty(),
+        });
+    }
+
+    /// Computes a closing region's value, records it and emits `region_close`.
+    fn close_region(
+        &mut self,
+        f: usize,
+        close_caps: Vec<(String, Option<String>)>,
+        offset: usize,
+        events: &mut Vec<Event<'t>>,
+    ) -> Result<()> {
+        let Some(field) = self.tpl.fields.get(f) else {
+            return Ok(());
+        };
+        let fail = |m: String| {
+            Error::new(ErrorKind::Feed, m)
+                .with_field(&field.name)
+                .with_offset(offset)
+        };
+        let raw_from = self.region_start.saturating_sub(self.base);
+        let raw_to = offset.saturating_sub(self.base);
+        let raw = self.buf.get(raw_from..raw_to).unwrap_or_default();
+        let content = field
+            .content
+            .parse(raw)
+            .map_err(|e| fail(format!("Field '{}': {e}", field.name)))?;
+        let mut value = match &field.transform {
+            None => content,
+            Some(t) => {
+                let mut scope = Map::new();
+                for (k, v) in std::mem::take(&mut self.region_caps)
+                    .into_iter()
+                    .chain(close_caps)
+                {
+                    scope.insert(k, v.map_or(Value::Null, Value::String));
+                }
+                if field.transform_each {
+                    let Value::Array(items) = content else {
+                        return Err(fail(format!(
+                            "Field '{}': 'transform_each' requires the parsed content to be a \
+                             list, got {}",
+                            field.name,
+                            super::util::py_type(&content)
+                        )));
+                    };
+                    let mut out = Vec::with_capacity(items.len());
+                    for item in items {
+                        let mut s = scope.clone();
+                        if let Value::Object(m) = &item {
+                            for (k, v) in m {
+                                s.insert(k.clone(), v.clone());
+                            }
+                        }
+                        s.insert("content".into(), item);
+                        out.push(t.apply(&mut s).map_err(fail)?);
+                    }
+                    Value::Array(out)
+                } else {
+                    scope.insert("content".into(), content);
+                    t.apply(&mut scope).map_err(fail)?
+                }
+            }
+        };
+        if !self.tools.is_empty() {
+            value = coerce_tool_calls(&value, &self.tools);
+        }
+        if self.quiet {
+            return self.store(f, value, &fail);
+        }
+        self.store(f, value.clone(), &fail)?;
+        events.push(Event::RegionClose {
+            field: &field.name,
+            value,
+        });
+        Ok(())
+    }
+
+    /// Records one region's value in the output (`join`, `repeats`, or overwrite).
+    fn store(&mut self, f: usize, value: Value, fail: &dyn Fn(String) -> Error) -> Result<()> {
+        let Some(field) = self.tpl.fields.get(f) else {
+            return Ok(());
+        };
+        let present = self.present.get(f).copied().unwrap_or(false);
+        let name = field.name.clone();
+        if let Some(sep) = &field.join {
+            let Value::String(s) = value else {
+                return Err(fail(format!(
+                    "Field '{name}': 'join' requires each match to parse to a string, got {}.",
+                    super::util::py_type(&value)
+                )));
+            };
+            match self.out.get_mut(&name) {
+                Some(Value::String(prev)) if present => {
+                    prev.push_str(sep);
+                    prev.push_str(&s);
+                }
+                _ => {
+                    self.out.insert(name, Value::String(s));
+                }
+            }
+        } else if field.repeats {
+            let new_items = match value {
+                Value::Array(items) if field.transform_each => items,
+                other => vec![other],
+            };
+            match self.out.get_mut(&name) {
+                Some(Value::Array(prev)) if present => prev.extend(new_items),
+                _ => {
+                    self.out.insert(name, Value::Array(new_items));
+                }
+            }
+        } else {
+            // Deliberate deviation: an empty value of the implicit field (typically whitespace
+            // after its close, e.g. "\n" after "<|im_end|>") does not erase an earlier value.
+            let keep = Some(f) == self.tpl.implicit
+                && present
+                && is_empty(&value)
+                && self.out.get(&name).is_some_and(|v| !is_empty(v));
+            if !keep {
+                self.out.insert(name, value);
+            }
+        }
+        if let Some(p) = self.present.get_mut(f) {
+            *p = true;
+        }
+        Ok(())
+    }
+
+    /// Drops consumed text from the buffer (keeping one character of look-behind).
+    fn compact(&mut self) {
+        if self.emit_pos.saturating_sub(self.base) < 4096 {
+            return;
+        }
+        let scanned = self
+            .scanners
+            .iter()
+            .filter(|s| s.best().is_none())
+            .map(|s| s.pos().max(self.skipped_to))
+            .min()
+            .unwrap_or(self.emit_pos);
+        let region = if self.region.is_some() {
+            self.region_start
+        } else {
+            usize::MAX
+        };
+        let keep_from = self
+            .emit_pos
+            .min(scanned)
+            .min(region)
+            .saturating_sub(self.base);
+        if keep_from < 4096 || keep_from * 2 < self.buf.len() {
+            return;
+        }
+        let mut cut = keep_from.saturating_sub(1);
+        while cut > 0 && !self.buf.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.buf.drain(..cut);
+        self.base += cut;
+    }
+}
+
+/// Parses a whole output: creates a parser with `prefix` and `tools`, feeds `text` once and
+/// finalizes. Returns the message.
+pub fn parse_response(
+    tpl: &ResponseTemplate,
+    text: &str,
+    prefix: Option<&str>,
+    tools: Option<&[Value]>,
+) -> Result<Value> {
+    let mut parser = ResponseParser::with_mode(tpl, prefix, tools, true)?;
+    parser.feed(text)?;
+    parser.finalize().map(|(message, _)| message)
+}

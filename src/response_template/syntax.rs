@@ -1,0 +1,71 @@
+//! The response-template language (documentation only).
+//!
+//! A template is a JSON object:
+//!
+//! ```json
+//! {
+//!   "version": 1,
+//!   "defaults": {"role": "assistant"},
+//!   "start_anchor": "<|im_start|>assistant\n",
+//!   "fields": {
+//!     "thinking":   {"open": "<think>", "close": "</think>"},
+//!     "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": true,
+//!                    "content": "json",
+//!                    "transform": {"type": "function", "function": "{content}"}},
+//!     "content":    {"close": "<|im_end|>"}
+//!   }
+//! }
+//! ```
+//!
+//! # Top level
+//!
+//! | key | meaning |
+//! | --- | --- |
+//! | `version` | optional; only `1` is accepted |
+//! | `defaults` | a dict copied into every message; its keys survive even when empty |
+//! | `start_anchor` / `start_anchor_pattern` | exactly one: a literal (or list of literals) / a regex marking where the assistant message starts in a prompt prefix |
+//! | `fields` | an ordered dict of field name → field spec |
+//!
+//! The prefix (the prompt) is cut after the *last* anchor match; what follows is parsed as if
+//! the model had generated it, and its events are the parser's initial events. The anchor is
+//! never looked for in generated text.
+//!
+//! # Fields
+//!
+//! | key | meaning |
+//! | --- | --- |
+//! | `open` / `open_pattern` | literal (or non-empty list of non-empty literals; the longest alternative wins) / Python regex that starts a region |
+//! | `close` / `close_pattern` | same, ends the region; absent: the region runs to the end |
+//! | `repeats` | each region appends to a list |
+//! | `join` | with `repeats`: string values are concatenated with this separator |
+//! | `optional` | `false`: finalizing fails if the field never matched |
+//! | `content` | `text` (default), `int`, `float`, `bool`, `json`, `xml-inline`, `kv-lines` |
+//! | `content_args` | arguments of the content type (see the content table in the module docs) |
+//! | `transform` | a JSON shape whose whole-string `"{path}"` placeholders take values from `content` and the patterns' named groups |
+//! | `transform_each` | the content is a list; the transform applies to each element, whose keys join the scope |
+//!
+//! A field with neither `open` nor `open_pattern` is the *implicit* field (at most one): it
+//! collects text outside every other region. Named groups require a `transform`.
+//!
+//! # Regexes
+//!
+//! Python syntax, `DOTALL` on, `MULTILINE` off: `.` matches newlines, `^` is the start of the
+//! stream, `$` the end (or before a final newline), `\w`/`\d`/`\s` are Unicode.
+//!
+//! # Content types
+//!
+//! - `text`: stripped unless `strip: false`.
+//! - `int`, `float`, `bool`: Python-style conversion of the stripped text.
+//! - `json`: `string_delims` (pairs of `[open, close]` that wrap strings) are turned into JSON
+//!   strings, then `unquoted_keys` quotes bare keys, then strict JSON; on failure
+//!   `allow_non_json` yields the stripped text.
+//! - `xml-inline`: every `tag_pattern` match gives `key` → `value` (through `value_parser`, a
+//!   `{"name", "args"}` content type, if given); `merge_duplicates` collects repeated keys.
+//! - `kv-lines`: lines split on `line_sep` (default `\n`), each split at the first `kv_sep`
+//!   (default `:`); lines without it are skipped; `strip` and `value_parser` as above.
+//!
+//! # Tool coercion
+//!
+//! With `tools`, string arguments of tool-call-shaped values are converted to the types of
+//! their JSON schema (`integer`, `number`, `boolean`, `null`, `object`, `array`); values that
+//! do not convert are kept.

@@ -1,0 +1,213 @@
+//! `transform`: a JSON template whose whole-string `{path}` placeholders are replaced by values
+//! from the region's scope (`content` and the named groups of the open/close patterns).
+//!
+//! A string is either exactly one placeholder (the value keeps its type; `a.b.c` walks into
+//! dicts, and into lists by index) or a plain literal. Mixing the two is a load error.
+
+use serde_json::{Map, Value};
+
+use super::util::{py_list, py_type};
+
+/// A compiled transform template.
+#[derive(Debug, Clone)]
+pub(crate) enum Transform {
+    /// `take`: the root is used by no other placeholder, so its value can be moved out of
+    /// the scope instead of cloned.
+    Placeholder {
+        text: String,
+        path: Vec<String>,
+        take: bool,
+    },
+    Literal(Value),
+    Object(Vec<(String, Transform)>),
+    Array(Vec<Transform>),
+}
+
+/// Parses `{name}` / `{a.b}` when `s` is exactly one placeholder.
+fn placeholder(s: &str) -> Option<Vec<String>> {
+    let inner = s.strip_prefix('{')?.strip_suffix('}')?;
+    let parts: Vec<String> = inner.split('.').map(str::to_owned).collect();
+    let ok = parts.iter().enumerate().all(|(i, p)| {
+        let mut chars = p.chars();
+        match chars.next() {
+            Some(c) if c.is_alphabetic() || c == '_' || (i > 0 && c.is_ascii_digit()) => {
+                chars.all(|c| c.is_alphanumeric() || c == '_')
+            }
+            _ => false,
+        }
+    });
+    ok.then_some(parts)
+}
+
+/// Whether `s` contains a `{name}`-like placeholder somewhere.
+fn contains_placeholder(s: &str) -> bool {
+    let mut rest = s;
+    while let Some(open) = rest.find('{') {
+        let tail = rest.get(open..).unwrap_or("");
+        if let Some(close) = tail.find('}') {
+            if placeholder(tail.get(..=close).unwrap_or("")).is_some() {
+                return true;
+            }
+        }
+        rest = tail.get(1..).unwrap_or("");
+    }
+    false
+}
+
+impl Transform {
+    /// Compiles a transform template; the error message is the reference's.
+    pub(crate) fn compile(v: &Value, field: &str) -> Result<Transform, String> {
+        let mut t = Transform::compile_node(v, field)?;
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        t.count_roots(&mut counts);
+        t.mark_takes(&counts);
+        Ok(t)
+    }
+
+    fn count_roots(&self, counts: &mut Vec<(String, usize)>) {
+        match self {
+            Transform::Placeholder { path, .. } => {
+                let root = path.first().cloned().unwrap_or_default();
+                match counts.iter_mut().find(|(r, _)| *r == root) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((root, 1)),
+                }
+            }
+            Transform::Literal(_) => {}
+            Transform::Object(entries) => entries.iter().for_each(|(_, t)| t.count_roots(counts)),
+            Transform::Array(items) => items.iter().for_each(|t| t.count_roots(counts)),
+        }
+    }
+
+    fn mark_takes(&mut self, counts: &[(String, usize)]) {
+        match self {
+            Transform::Placeholder { path, take, .. } => {
+                let root = path.first().map(String::as_str).unwrap_or_default();
+                *take = counts.iter().any(|(r, n)| r == root && *n == 1);
+            }
+            Transform::Literal(_) => {}
+            Transform::Object(entries) => {
+                entries.iter_mut().for_each(|(_, t)| t.mark_takes(counts))
+            }
+            Transform::Array(items) => items.iter_mut().for_each(|t| t.mark_takes(counts)),
+        }
+    }
+
+    fn compile_node(v: &Value, field: &str) -> Result<Transform, String> {
+        Ok(match v {
+            Value::String(s) => match placeholder(s) {
+                Some(path) => Transform::Placeholder {
+                    text: s.clone(),
+                    path,
+                    take: false,
+                },
+                None if contains_placeholder(s) => {
+                    return Err(format!(
+                        "Field '{field}': transform string '{s}' mixes a {{placeholder}} with \
+                         literal text. Use either a whole-string placeholder (e.g. \
+                         \"{{content}}\") or a plain literal; string interpolation is not \
+                         supported."
+                    ))
+                }
+                None => Transform::Literal(v.clone()),
+            },
+            Value::Object(map) => Transform::Object(
+                map.iter()
+                    .map(|(k, v)| Ok((k.clone(), Transform::compile_node(v, field)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            Value::Array(items) => Transform::Array(
+                items
+                    .iter()
+                    .map(|v| Transform::compile(v, field))
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => Transform::Literal(other.clone()),
+        })
+    }
+
+    /// Applies the template to a scope. Values used by a single placeholder are moved out of
+    /// the scope.
+    pub(crate) fn apply(&self, scope: &mut Map<String, Value>) -> Result<Value, String> {
+        match self {
+            Transform::Literal(v) => Ok(v.clone()),
+            Transform::Array(items) => items
+                .iter()
+                .map(|t| t.apply(scope))
+                .collect::<Result<_, _>>()
+                .map(Value::Array),
+            Transform::Object(entries) => {
+                let mut out = Map::new();
+                for (k, t) in entries {
+                    out.insert(k.clone(), t.apply(scope)?);
+                }
+                Ok(Value::Object(out))
+            }
+            Transform::Placeholder { text, path, take } => {
+                let found = lookup(scope, text, path)?;
+                Ok(match (take, found) {
+                    (true, Some(v)) => v.take(),
+                    (_, found) => found.map_or(Value::Null, |v| v.clone()),
+                })
+            }
+        }
+    }
+}
+
+fn lookup<'s>(
+    scope: &'s mut Map<String, Value>,
+    text: &str,
+    path: &[String],
+) -> Result<Option<&'s mut Value>, String> {
+    let Some((head, rest)) = path.split_first() else {
+        return Err(format!("transform placeholder '{text}' is empty"));
+    };
+    if !scope.contains_key(head) {
+        let keys: Vec<&String> = scope.keys().collect();
+        return Err(format!(
+            "transform placeholder '{text}' is not defined. Available: {}",
+            py_list(&keys)
+        ));
+    }
+    let mut current = scope.get_mut(head);
+    for part in rest {
+        let Some(value) = current else {
+            return Ok(None);
+        };
+        current = match value {
+            Value::Object(map) => {
+                if !map.contains_key(part) {
+                    let keys: Vec<&String> = map.keys().collect();
+                    return Err(format!(
+                        "transform placeholder '{text}' is missing key '{part}'. Available: {}",
+                        py_list(&keys)
+                    ));
+                }
+                map.get_mut(part)
+            }
+            Value::Array(items) => {
+                let len = items.len();
+                match part.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+                    Some(v) => Some(v),
+                    None => {
+                        return Err(format!(
+                            "transform placeholder '{text}' has no index '{part}' in list of \
+                             length {len}"
+                        ))
+                    }
+                }
+            }
+            other => {
+                return Err(format!(
+                    "transform placeholder '{text}' cannot index into {} at '{part}'",
+                    py_type(other)
+                ))
+            }
+        };
+    }
+    Ok(current)
+}
+
+#[cfg(test)]
+#[path = "transform_tests.rs"]
+mod tests;
