@@ -76,6 +76,10 @@ fn run_corpus(args: &CheckArgs) -> ExitCode {
                 r.known.to_string(),
                 r.streaming_ok.to_string(),
                 r.round_trips.show(),
+                match r.differential {
+                    (_, 0) => "-".to_owned(),
+                    (agree, n) => format!("{agree}/{n}"),
+                },
                 r.note.clone(),
             ]
         })
@@ -90,7 +94,8 @@ fn run_corpus(args: &CheckArgs) -> ExitCode {
                 "known",
                 "streaming ok",
                 "round trip ok",
-                ""
+                "differential ok",
+                "",
             ],
             &cells
         )
