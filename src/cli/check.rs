@@ -163,3 +163,17 @@ fn run_templates(dir: &std::path::Path) -> ExitCode {
         ExitCode::FAILURE
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::table;
+
+    #[test]
+    fn table_aligns_columns() {
+        let rows = vec![vec!["qwen3".to_owned(), "20".to_owned()]];
+        assert_eq!(
+            table(&["model", "cases"], &rows),
+            "model  cases\nqwen3  20\n"
+        );
+    }
+}
