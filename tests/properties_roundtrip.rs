@@ -3,9 +3,9 @@
 //!
 //! Messages: content and reasoning drawn from words, unicode, quotes, newlines, code blocks and
 //! marker look-alikes; 0–3 tool calls with arguments drawn from the tool schemas. Templates:
-//! every fixture model (with its manifest's tools) and every `../shared/templates` file no
-//! fixture references (with the default tools). What a template cannot render is skipped and
-//! counted. A failure is shrunk and printed as a ready-to-commit fixture case.
+//! every fixture model (with its manifest's tools) and every file of the templates directory
+//! (`CHATPARSE_TEMPLATES`, else `../shared/templates`) no fixture references (with the default
+//! tools). What a template cannot render is skipped and counted. A failure is shrunk and printed as a ready-to-commit fixture case.
 //!
 //! Ratchet: `tests/properties_roundtrip_known.txt` lists `template<TAB>reason` for templates
 //! whose round trip is known to fail; the test fails when an unlisted template fails or a
@@ -16,11 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use chatparse::analyze::{analyze_cached, Analysis};
+use chatparse::fixtures::manifest::templates_dir;
 use chatparse::fixtures::round_trip::{check_turn, parse_request, prepare, RoundTrip};
 use chatparse::fixtures::samples::default_request;
 use chatparse::fixtures::{Corpus, Model, TemplateSource};
 use chatparse::message::{ChatMessage, ChatRequest, Tool, ToolCall};
-use chatparse::shared_data::shared_path;
 use chatparse::template::ChatTemplate;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
@@ -202,7 +202,7 @@ fn round_trip_for_every_template() {
         let request = model.request(&Map::new()).unwrap();
         models.push((model.name.clone(), model, request));
     }
-    if let Some(dir) = shared_path("templates") {
+    if let Some(dir) = templates_dir().filter(|d| d.is_dir()) {
         let mut paths: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .filter_map(Result::ok)
