@@ -33,7 +33,7 @@ fn report(path: &Path, verdict: Verdict) -> datatest_stable::Result<()> {
         Verdict::KnownFailure(reason) => {
             eprintln!("{}: known failure ({reason})", path.display())
         }
-        Verdict::Skipped(why) => eprintln!("{}: {why}", path.display()),
+        Verdict::Skipped(why) => eprintln!("{}: skipped: {why}", path.display()),
         Verdict::Blessed => eprintln!("{}: blessed", path.display()),
     }
     Ok(())
