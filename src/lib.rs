@@ -14,6 +14,8 @@
 //! - [`message`]: the message layer: the request model, the parsed message and its conformance
 //!   comparison, the builder a mapper drives, JSON healing, and streaming deltas.
 //! - [`conform`]: the conformance runner over recorded vectors.
+//! - [`fixtures`]: model fixture folders (template, manifest, raw outputs and expected
+//!   messages): loader, case runner with the known-failures ratchet and bless mode, round trip.
 //! - [`cli`]: the `chatparse` command line.
 //! - [`shared_data`]: locating the read-only `../shared` data (templates, vectors, bench inputs).
 
@@ -21,6 +23,8 @@ pub mod analyze;
 pub mod cli;
 pub mod conform;
 pub mod diff;
+pub mod fixtures;
+pub mod generate;
 pub mod json;
 pub mod message;
 pub mod peg;

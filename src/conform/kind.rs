@@ -1,5 +1,6 @@
 //! Telling the kinds of vectors apart by their fields, and picking each kind's runner.
 
+use super::chat::ChatRunner;
 use super::common_affix::CommonAffixRunner;
 use super::diff_split::DiffSplitRunner;
 use super::response_template::ResponseTemplateRunner;
@@ -65,8 +66,9 @@ impl CaseKind {
             CaseKind::DiffSplit => Some(&DiffSplitRunner),
             CaseKind::Segments => Some(&SegmentsRunner),
             CaseKind::CommonAffix => Some(&CommonAffixRunner),
+            CaseKind::Chat => Some(&ChatRunner),
             CaseKind::ResponseTemplate => Some(&ResponseTemplateRunner),
-            CaseKind::Chat | CaseKind::Analysis => None,
+            CaseKind::Analysis => None,
         }
     }
 }

@@ -1,0 +1,129 @@
+//! [`ChatStream`]: running a [`ChatParser`] over output that arrives in chunks.
+//!
+//! Each [`feed`](ChatStream::feed) appends the chunk to an incremental PEG
+//! [`Session`](crate::peg::Session) (which resumes where it stopped), lets the
+//! [`Mapper`](super::mapper::Mapper) map only what changed at the frontier, and hands the
+//! message to a [`DeltaTracker`] for the new delta. [`finish`](ChatStream::finish) ends the
+//! input (full mode) and returns the final message.
+//!
+//! # Cost
+//! Feeding n bytes in any chunking costs O(n) parse work (the session) plus O(n) mapping work
+//! (the mapper pushes each byte once) plus, per feed, O(AST nodes) to read the session's AST
+//! and O(calls) in the tracker. Both work counters are exposed ([`ChatStream::work`]) and a
+//! test checks linearity with them.
+//!
+//! # Invariants
+//! Deltas never retract text, never split a code point or a marker (the grammar stops plain
+//! text before anything that may still become a marker), announce a call only with its
+//! complete name, and never carry healed closers; their concatenation equals the message
+//! parsed from the same prefix. Malformed output never panics: what is not a call stays
+//! content, and [`finish`](ChatStream::finish) says where the format was left.
+
+use crate::message::{ChatDelta, ChatMessage, DeltaTracker};
+use crate::peg::{Session, Status};
+
+use super::mapper::Mapper;
+use super::parser::{ChatParser, Parsed};
+
+/// A streaming parse (see the module docs).
+#[derive(Debug)]
+pub struct ChatStream<'p> {
+    parser: &'p ChatParser,
+    session: Session<'p>,
+    mapper: Mapper<'p>,
+    tracker: DeltaTracker,
+    output_len: usize,
+}
+
+impl<'p> ChatStream<'p> {
+    pub(crate) fn new(parser: &'p ChatParser) -> Self {
+        let mut session = parser.grammar.session();
+        session.feed_str(&parser.prefill_text);
+        let mut stream = ChatStream {
+            parser,
+            session,
+            mapper: parser.mapper(),
+            tracker: DeltaTracker::new(),
+            output_len: 0,
+        };
+        stream.sync();
+        // What the prefill itself maps to (a continued message, inline prefill) is the first
+        // delta's business: left for the first feed.
+        stream
+    }
+
+    /// Feeds the next chunk of output (any bytes; an incomplete UTF-8 sequence waits for the
+    /// next chunk) and returns what it adds to the message, if anything.
+    pub fn feed(&mut self, chunk: &[u8]) -> Option<ChatDelta> {
+        self.output_len += chunk.len();
+        self.session.feed(chunk);
+        self.sync();
+        self.tracker.update(self.mapper.message()).delta
+    }
+
+    /// Feeds a string chunk.
+    pub fn feed_str(&mut self, chunk: &str) -> Option<ChatDelta> {
+        self.feed(chunk.as_bytes())
+    }
+
+    /// The message parsed so far (no healing).
+    pub fn message(&self) -> ChatMessage {
+        self.mapper.message().stable_message()
+    }
+
+    /// Ends the output: the last delta (if any) and the final message.
+    pub fn finish(mut self) -> (Option<ChatDelta>, Parsed) {
+        let status = self.session.finish();
+        if status == Status::Failure {
+            let text = self.session.text()[self
+                .parser
+                .prefill_text
+                .len()
+                .min(self.session.text().len())..]
+                .to_owned();
+            let parsed = self.parser.parse(&text);
+            let delta = self
+                .tracker
+                .update(&crate::message::PartialMessage::from_final(&parsed.message))
+                .delta;
+            return (delta, parsed);
+        }
+        self.sync();
+        let final_message = self.mapper.finish(false);
+        let delta = self.tracker.update(&final_message).delta;
+        let message = final_message.to_message();
+        let text = self.session.text();
+        let output = text
+            .get(self.parser.prefill_text.len()..)
+            .unwrap_or_default();
+        let problem = self
+            .parser
+            .triggers
+            .iter()
+            .find(|t| message.content.contains(t.as_str()))
+            .map(|t| {
+                super::parser::located(
+                    &self.parser.template,
+                    output,
+                    output.find(t.as_str()).unwrap_or(0),
+                    format!("a tool call after `{t}` (kept as content)"),
+                )
+            });
+        (delta, Parsed { message, problem })
+    }
+
+    /// Work units so far: (parse, mapping). Both grow linearly with the fed bytes.
+    pub fn work(&self) -> (u64, u64) {
+        (self.session.work(), self.mapper.work())
+    }
+
+    /// How many times an open node vanished and the mapping restarted (a delta conflict).
+    pub fn restarts(&self) -> usize {
+        self.mapper.restarts()
+    }
+
+    fn sync(&mut self) {
+        let ast = self.session.ast();
+        self.mapper.update(&ast, self.session.text());
+    }
+}
