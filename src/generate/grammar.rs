@@ -62,12 +62,23 @@ pub mod tags {
     pub const TOOL_ARG_VALUE: &str = "tool_arg_value";
 }
 
+/// A built grammar and the markers that start anything but plain content.
+#[derive(Debug, Clone)]
+pub struct BuiltGrammar {
+    /// The grammar.
+    pub grammar: Grammar,
+    /// Every marker whose presence can make the parse differ from "all of it is content"
+    /// (tool triggers, content and reasoning markers). Output containing none of them is
+    /// plain content.
+    pub markers: Vec<String>,
+}
+
 /// Builds the grammar for `format` under `options`; `name` labels errors.
 pub fn build_grammar(
     format: &TurnFormat,
     options: &GrammarOptions,
     name: &str,
-) -> Result<Grammar, BuildError> {
+) -> Result<BuiltGrammar, BuildError> {
     let python = options.tools
         && (format.literal_values
             || format
@@ -130,7 +141,21 @@ pub fn build_grammar(
     let body = b.zero_or_more(b.choice(alternatives));
     let reasoning = g.reasoning(format, options, tool_trigger.as_deref());
     let root = b.seq([reasoning, body, b.end()]);
-    b.build(root)
+    let mut markers = triggers;
+    if options.extract_reasoning {
+        markers.extend(
+            [format.reasoning.start.trim(), format.reasoning.end.trim()]
+                .into_iter()
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+        );
+    }
+    markers.sort();
+    markers.dedup();
+    Ok(BuiltGrammar {
+        grammar: b.build(root)?,
+        markers,
+    })
 }
 
 struct Gen<'a> {
