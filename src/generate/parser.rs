@@ -132,7 +132,12 @@ impl ChatParser {
             reasoning_open: false,
             json_schema: request.json_schema.is_some(),
         };
-        let mut prefill_text = prefill_text;
+        // Whitespace alone (the end of the assistant header) changes nothing.
+        let mut prefill_text = if prefill_text.trim().is_empty() {
+            String::new()
+        } else {
+            prefill_text
+        };
         if let Some((start, reasoning_may_open)) = prompt::continuation_start(request, &format) {
             prefill_text = start;
             options.extract_reasoning &= reasoning_may_open;
