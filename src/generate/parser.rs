@@ -2,13 +2,13 @@
 
 use std::fmt;
 
-use crate::analyze::{Analysis, CallIdPosition};
+use crate::analyze::{Analysis, CallIdPosition, Part};
 use crate::message::{ChatMessage, ChatRequest, PartialMessage, Prefill, Tool, ToolCall};
 use crate::peg::{BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
 
 use super::families;
-use super::format::TurnFormat;
+use super::format::{ReasoningFormat, TurnFormat};
 use super::grammar::{build_grammar, GrammarOptions};
 use super::mapper::Mapper;
 use super::prompt;
@@ -97,6 +97,20 @@ impl ChatParser {
         request: &ChatRequest,
     ) -> Result<ChatParser, GenerateError> {
         let mut format = TurnFormat::from_analysis(analysis);
+        if !format.reasoning.is_enabled()
+            && !analysis
+                .unsupported
+                .iter()
+                .any(|u| u.part == Part::Reasoning)
+        {
+            // No reasoning markers render: models trained on such templates may still think in
+            // the conventional `<think>` block at the start of the output.
+            format.reasoning = ReasoningFormat {
+                start: "<think>".to_owned(),
+                end: "</think>".to_owned(),
+                tool_calls_only: false,
+            };
+        }
         let generation_prompt = if request.continued_message().is_some() {
             String::new()
         } else {
