@@ -111,12 +111,15 @@ impl ChatParser {
                 tool_calls_only: false,
             };
         }
+        let rendered = prompt::render_prompt(template, request, true).unwrap_or_default();
         let generation_prompt = if request.continued_message().is_some() {
             String::new()
         } else {
-            prompt::generation_prompt(template, request)
+            prompt::generation_prompt_of(template, request, &rendered)
         };
-        families::refine(&mut format, template, &generation_prompt);
+        if request.tools_enabled() {
+            families::refine(&mut format, &rendered);
+        }
         let mut prefill_text = prompt::prefill_text(
             &generation_prompt,
             &analysis.generation_prompt.header,
