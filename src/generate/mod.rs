@@ -39,7 +39,7 @@ pub mod stream;
 #[cfg(test)]
 mod tests;
 
-pub use format::{ContentFormat, ReasoningFormat, TurnFormat};
+pub use format::{ChannelFormat, ContentFormat, ReasoningFormat, TurnFormat};
 pub use grammar::GrammarOptions;
 pub use parser::{ChatParser, GenerateError, ParseProblem, Parsed};
 pub use stream::ChatStream;

@@ -117,9 +117,7 @@ impl ChatParser {
         } else {
             prompt::generation_prompt_of(template, request, &rendered)
         };
-        if request.tools_enabled() {
-            families::refine(&mut format, &rendered);
-        }
+        families::refine(&mut format, &rendered);
         let mut prefill_text = prompt::prefill_text(
             &generation_prompt,
             &analysis.generation_prompt.header,

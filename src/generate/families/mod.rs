@@ -10,12 +10,13 @@
 //! | family | selected when | supplies |
 //! | --- | --- | --- |
 //! | `bracketed-python-calls` | the prompt lists tools in `<\|tool_list_start\|>` but calls do not render | `<\|tool_call_start\|>[f(a=1), g(b='x')]<\|tool_call_end\|>` calls |
+//! | `harmony-channels` | rendered turns show `<\|channel\|>` headers | the whole turn as channel messages ([`ChannelFormat`]) |
 
 use serde::Deserialize;
 
 use crate::analyze::ToolAnalysis;
 
-use super::format::TurnFormat;
+use super::format::{ChannelFormat, TurnFormat};
 
 /// One family description (see the module docs).
 #[derive(Debug, Clone, Deserialize)]
@@ -27,13 +28,20 @@ pub struct Family {
     /// Text the rendered prompt shows when the family applies.
     pub shows: String,
     /// The tool-call format.
+    #[serde(default)]
     pub tools: Option<ToolAnalysis>,
+    /// A channel-message turn layout.
+    #[serde(default)]
+    pub channels: Option<ChannelFormat>,
     /// Tagged values are literals.
     #[serde(default)]
     pub literal_values: bool,
 }
 
-const SOURCES: &[&str] = &[include_str!("bracketed_python_calls.json")];
+const SOURCES: &[&str] = &[
+    include_str!("bracketed_python_calls.json"),
+    include_str!("harmony_channels.json"),
+];
 
 /// Every bundled family.
 pub fn families() -> Vec<Family> {
@@ -47,12 +55,27 @@ pub fn families() -> Vec<Family> {
 /// appears in `rendered_prompt` (the prompt rendered with the request's tools). Returns the
 /// family's name when one applied.
 pub fn refine(format: &mut TurnFormat, rendered_prompt: &str) -> Option<String> {
+    // What the rendered template shows: the prompt, and the turn markers the analysis read
+    // from rendered assistant turns.
+    let shown = |text: &str| {
+        rendered_prompt.contains(text)
+            || [&format.reasoning.start, &format.content.start]
+                .iter()
+                .any(|m| m.contains(text))
+    };
+    if let Some(family) = families()
+        .into_iter()
+        .find(|f| f.channels.is_some() && !f.shows.is_empty() && shown(&f.shows))
+    {
+        format.channels = family.channels;
+        return Some(family.name);
+    }
     if format.tools.is_some() {
         return None;
     }
     let family = families()
         .into_iter()
-        .find(|f| !f.shows.is_empty() && rendered_prompt.contains(&f.shows))?;
+        .find(|f| f.tools.is_some() && !f.shows.is_empty() && rendered_prompt.contains(&f.shows))?;
     let tools = family.tools?;
     for marker in tools.markers() {
         let marker = marker.trim();
@@ -73,6 +96,6 @@ mod tests {
         assert_eq!(families.len(), super::SOURCES.len());
         assert!(families
             .iter()
-            .all(|f| f.tools.is_some() && !f.description.is_empty()));
+            .all(|f| (f.tools.is_some() || f.channels.is_some()) && !f.description.is_empty()));
     }
 }
