@@ -229,13 +229,29 @@ impl Gen<'_> {
         }
         let (start, end) = (r.start.trim(), r.end.trim());
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
-        if options.reasoning_open || start.is_empty() {
-            // Reasoning the prompt opened may be cut short by a call (the model skipped the
-            // closing marker); reasoning the model opened itself runs to its closing marker.
-            stops.extend(tool_triggers.unwrap_or_default().iter().cloned());
-        }
+        let triggers = tool_triggers.unwrap_or_default();
+        stops.extend(triggers.iter().cloned());
         stops.dedup();
-        let text = b.tag(tags::REASONING, b.until_one_of(&stops));
+        // A call inside reasoning ends it only when no closing marker follows (the model
+        // skipped it); otherwise the call text is reasoning. The lookahead is need-more until
+        // the closing marker or the end of the output, so streams hold the text back rather
+        // than retract it.
+        let text = if triggers.is_empty() {
+            b.tag(tags::REASONING, b.until_one_of(&stops))
+        } else {
+            let at_trigger = b.peek(b.choice(triggers.iter().map(|t| b.literal(t))));
+            let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
+            // Tags stay outside the lookahead, so a partial parse shows no text beyond it.
+            b.seq([
+                b.tag(tags::REASONING, b.until_one_of(&stops)),
+                b.zero_or_more(b.seq([
+                    at_trigger,
+                    closed_later,
+                    b.tag(tags::REASONING, b.seq([b.any(), b.until_one_of(&stops)])),
+                ])),
+            ])
+        };
+        let _ = options.reasoning_open;
         let close = b.seq([b.space(), b.literal(end)]);
         if start.is_empty() {
             b.optional(b.seq([text, close]))
