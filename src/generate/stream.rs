@@ -1,8 +1,8 @@
 //! [`ChatStream`]: running a [`ChatParser`] over output that arrives in chunks.
 //!
 //! Each [`feed`](ChatStream::feed) appends the chunk to an incremental PEG
-//! [`Session`](crate::peg::Session) (which resumes where it stopped), lets the
-//! [`Mapper`](super::mapper::Mapper) map only what changed at the frontier, and hands the
+//! [`Session`] (which resumes where it stopped), lets the
+//! [`Mapper`] map only what changed at the frontier, and hands the
 //! message to a [`DeltaTracker`] for the new delta. [`finish`](ChatStream::finish) ends the
 //! input (full mode) and returns the final message.
 //!

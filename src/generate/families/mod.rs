@@ -2,8 +2,8 @@
 //!
 //! Each family is a JSON file in this directory: a `name`, a `description`, the text a rendered
 //! prompt must show for the family to apply (`shows`), and the parts of a
-//! [`TurnFormat`](super::TurnFormat) it supplies (`tools`: a
-//! [`ToolAnalysis`](crate::analyze::ToolAnalysis); `literal_values`). A family only fills in what
+//! [`TurnFormat`] it supplies (`tools`: a
+//! [`ToolAnalysis`]; `literal_values`). A family only fills in what
 //! the analysis could not express (it never overrides analysed markers) and is selected by what
 //! the rendered template shows, never by the template's name.
 //!
