@@ -229,7 +229,7 @@ impl<'t> Mapper<'t> {
         if let Some(top) = self.stack.last().copied() {
             if top.kind == Kind::Name {
                 if let Some(node) = nodes.get(top.index) {
-                    let name = partial_name(&text[node.span()]);
+                    let name = partial_name(text.get(node.span()).unwrap_or_default());
                     self.builder.set_partial_name(&name);
                 }
             }
