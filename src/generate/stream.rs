@@ -9,7 +9,7 @@
 //! # Cost
 //! Feeding n bytes in any chunking costs O(n) parse work (the session) plus O(n) mapping work
 //! (the mapper pushes each byte once) plus, per feed, O(AST nodes) to read the session's AST
-//! and O(calls) in the tracker. Both work counters are exposed ([`ChatStream::work`]) and a
+//! and O(calls) in the tracker; [`finish`](ChatStream::finish) maps the final tree once more. Both work counters are exposed ([`ChatStream::work`]) and a
 //! test checks linearity with them.
 //!
 //! # Invariants
@@ -88,8 +88,12 @@ impl<'p> ChatStream<'p> {
                 .delta;
             return (delta, parsed);
         }
-        self.sync();
-        let final_message = self.mapper.finish(false);
+        // The end of input resolves what partial parses left open, and may undo completed nodes
+        // (an optional part that turns out not to match): the final message is mapped afresh
+        // from the final tree (one O(n) mapping pass), so it always equals the one-shot parse.
+        let mut mapper = self.parser.mapper();
+        mapper.update(&self.session.ast(), self.session.text());
+        let final_message = mapper.finish(false);
         let delta = self.tracker.update(&final_message).delta;
         let message = final_message.to_message();
         let text = self.session.text();
