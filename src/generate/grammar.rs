@@ -130,6 +130,13 @@ pub fn build_grammar(
         // dropped.
         if !rs.is_empty() {
             alternatives.push(b.seq([b.literal(rs), b.space(), b.literal(re)]));
+            // A later, closed reasoning block is reasoning too (held back until it closes).
+            alternatives.push(b.seq([
+                b.literal(rs),
+                b.peek(b.seq([b.until(re), b.literal(re)])),
+                b.tag(tags::REASONING, b.until(re)),
+                b.literal(re),
+            ]));
             triggers.push(rs.to_owned());
         }
         alternatives.push(b.literal(re));
