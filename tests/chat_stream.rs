@@ -80,6 +80,11 @@ fn check(parser: &ChatParser, output: &str, cuts: &[usize]) -> ChatMessage {
     }
     let (delta, parsed) = stream.finish();
     if let Some(delta) = delta {
+        for call in delta.tool_calls.iter().flatten() {
+            if let Some(name) = &call.function.name {
+                names.push(name.clone());
+            }
+        }
         acc.apply(&delta).unwrap();
     }
     let message = acc.into_message();
@@ -223,4 +228,20 @@ fn streaming_work_is_linear() {
             "{name}: {small} -> {large} units per byte"
         );
     }
+}
+
+#[test]
+fn a_call_inside_reasoning_is_held_back_until_decided() {
+    let p = parser(TAGGED_TOOLS);
+    let call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call>";
+    // Closed later: the call text is reasoning.
+    let closed = format!("<think>maybe {call} or not</think>Done.");
+    let message = check(&p, &closed, &every_byte(&closed));
+    assert!(message.reasoning_content.contains("<function=get_weather>"));
+    assert!(message.tool_calls.is_empty());
+    // Never closed: reasoning ends where the call starts.
+    let open = format!("<think>I will call it {call}");
+    let message = check(&p, &open, &every_byte(&open));
+    assert_eq!(message.reasoning_content, "I will call it");
+    assert_eq!(message.tool_calls.len(), 1);
 }

@@ -8,6 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+/// `println!` that ignores a closed stdout instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 use crate::analyze::analyze_cached;
 use crate::generate::ChatParser;
 use crate::message::{compare, ChatMessage, ChatRequest};
@@ -54,9 +62,14 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         }
     });
     if !args.json {
-        println!(
+        outln!(
             "{:<44} {:>8} {:>9} {:>11} {:>12} {:>8}",
-            "input", "bytes", "build ms", "1-shot MB/s", "stream ms", "correct"
+            "input",
+            "bytes",
+            "build ms",
+            "1-shot MB/s",
+            "stream ms",
+            "correct"
         );
     }
     let mut wrong = 0;
@@ -69,11 +82,11 @@ pub fn run(args: &BenchArgs) -> ExitCode {
             wrong += 1;
         }
         if args.json {
-            println!("{row}");
+            outln!("{row}");
         } else if let Some(e) = row.get("error") {
-            println!("error: {e}");
+            outln!("error: {e}");
         } else {
-            println!(
+            outln!(
                 "{:<44} {:>8} {:>9.2} {:>11.1} {:>12.3} {:>8}",
                 row["file"].as_str().unwrap_or_default(),
                 row["bytes"],

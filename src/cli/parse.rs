@@ -107,7 +107,9 @@ pub fn run(args: &ParseArgs) -> ExitCode {
     };
     match serde_json::to_string_pretty(&message) {
         Ok(json) => {
-            println!("{json}");
+            use std::io::Write;
+            // A closed stdout (e.g. `| head`) is not an error worth a panic.
+            let _ = writeln!(std::io::stdout().lock(), "{json}");
             ExitCode::SUCCESS
         }
         Err(e) => {

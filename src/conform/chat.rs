@@ -2,7 +2,7 @@
 //! request, parse the output, and check the streaming rule.
 //!
 //! A case passes when (see `shared/cases/README.md`):
-//! 1. the one-shot parse equals `expected` under [`compare`];
+//! 1. the one-shot parse equals `expected` under [`compare()`];
 //! 2. streaming the output in pieces (every UTF-8 boundary, and byte chunkings of 3 and 7 that
 //!    cut code points), after each piece the accumulated deltas equal the parse of that prefix,
 //!    and the final accumulation equals `expected`.

@@ -56,6 +56,36 @@ pub struct TurnFormat {
     /// (`name="text"`, `flag=True`), not raw text between markers.
     #[serde(default)]
     pub literal_values: bool,
+    /// The turn is a sequence of channel messages (see [`ChannelFormat`]); when set, it
+    /// replaces the reasoning/content/tool layout.
+    #[serde(default)]
+    pub channels: Option<ChannelFormat>,
+}
+
+/// A turn made of channel messages: `HEADER_START channel [RECIPIENT] [CONSTRAIN type]
+/// HEADER_END body MESSAGE_END`, messages separated by `REOPEN`; the recipient may also come
+/// first. The channel says where the body goes; a tool recipient makes the body a call's JSON
+/// arguments; other recipients' messages are dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelFormat {
+    /// Opens a message header (`<|channel|>`).
+    pub header_start: String,
+    /// Ends a header, starts the body (`<|message|>`).
+    pub header_end: String,
+    /// Texts that end a message body.
+    pub message_ends: Vec<String>,
+    /// Re-opens the assistant turn between messages (`<|start|>assistant`).
+    pub reopen: String,
+    /// Introduces a recipient (`to=`).
+    pub recipient: String,
+    /// Recipient prefix of tool calls (`functions.`); the rest is the function name.
+    pub tool_recipient: String,
+    /// Introduces a body type (`<|constrain|>`).
+    pub constrain: String,
+    /// Channels whose body is reasoning.
+    pub reasoning_channels: Vec<String>,
+    /// Channels whose body is content.
+    pub content_channels: Vec<String>,
 }
 
 impl TurnFormat {
@@ -81,6 +111,7 @@ impl TurnFormat {
         let mut tools = analysis.tools.clone();
         let literal_values = tools.as_mut().is_some_and(quoted_values_to_literals);
         TurnFormat {
+            channels: None,
             literal_values,
             reasoning,
             content: ContentFormat {

@@ -23,7 +23,7 @@
 use crate::analyze::{CallIdPosition, NonStringValues, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
-use super::format::TurnFormat;
+use super::format::{ChannelFormat, TurnFormat};
 
 /// The request options that change the grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,12 +62,23 @@ pub mod tags {
     pub const TOOL_ARG_VALUE: &str = "tool_arg_value";
 }
 
+/// A built grammar and the markers that start anything but plain content.
+#[derive(Debug, Clone)]
+pub struct BuiltGrammar {
+    /// The grammar.
+    pub grammar: Grammar,
+    /// Every marker whose presence can make the parse differ from "all of it is content"
+    /// (tool triggers, content and reasoning markers). Output containing none of them is
+    /// plain content.
+    pub markers: Vec<String>,
+}
+
 /// Builds the grammar for `format` under `options`; `name` labels errors.
 pub fn build_grammar(
     format: &TurnFormat,
     options: &GrammarOptions,
     name: &str,
-) -> Result<Grammar, BuildError> {
+) -> Result<BuiltGrammar, BuildError> {
     let python = options.tools
         && (format.literal_values
             || format
@@ -76,6 +87,9 @@ pub fn build_grammar(
                 .and_then(|t| t.json.as_ref())
                 .is_some_and(|j| j.python_dicts));
     let b = GrammarBuilder::new().name(name).python_dict(python);
+    if let Some(channels) = &format.channels {
+        return channel_grammar(b, channels, options);
+    }
     let g = Gen {
         b: &b,
         literal_values: format.literal_values,
@@ -116,6 +130,13 @@ pub fn build_grammar(
         // dropped.
         if !rs.is_empty() {
             alternatives.push(b.seq([b.literal(rs), b.space(), b.literal(re)]));
+            // A later, closed reasoning block is reasoning too (held back until it closes).
+            alternatives.push(b.seq([
+                b.literal(rs),
+                b.peek(b.seq([b.until(re), b.literal(re)])),
+                b.tag(tags::REASONING, b.until(re)),
+                b.literal(re),
+            ]));
             triggers.push(rs.to_owned());
         }
         alternatives.push(b.literal(re));
@@ -130,7 +151,21 @@ pub fn build_grammar(
     let body = b.zero_or_more(b.choice(alternatives));
     let reasoning = g.reasoning(format, options, tool_trigger.as_deref());
     let root = b.seq([reasoning, body, b.end()]);
-    b.build(root)
+    let mut markers = triggers;
+    if options.extract_reasoning {
+        markers.extend(
+            [format.reasoning.start.trim(), format.reasoning.end.trim()]
+                .into_iter()
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+        );
+    }
+    markers.sort();
+    markers.dedup();
+    Ok(BuiltGrammar {
+        grammar: b.build(root)?,
+        markers,
+    })
 }
 
 struct Gen<'a> {
@@ -201,13 +236,29 @@ impl Gen<'_> {
         }
         let (start, end) = (r.start.trim(), r.end.trim());
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
-        if options.reasoning_open || start.is_empty() {
-            // Reasoning the prompt opened may be cut short by a call (the model skipped the
-            // closing marker); reasoning the model opened itself runs to its closing marker.
-            stops.extend(tool_triggers.unwrap_or_default().iter().cloned());
-        }
+        let triggers = tool_triggers.unwrap_or_default();
+        stops.extend(triggers.iter().cloned());
         stops.dedup();
-        let text = b.tag(tags::REASONING, b.until_one_of(&stops));
+        // A call inside reasoning ends it only when no closing marker follows (the model
+        // skipped it); otherwise the call text is reasoning. The lookahead is need-more until
+        // the closing marker or the end of the output, so streams hold the text back rather
+        // than retract it.
+        let text = if triggers.is_empty() {
+            b.tag(tags::REASONING, b.until_one_of(&stops))
+        } else {
+            let at_trigger = b.peek(b.choice(triggers.iter().map(|t| b.literal(t))));
+            let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
+            // Tags stay outside the lookahead, so a partial parse shows no text beyond it.
+            b.seq([
+                b.tag(tags::REASONING, b.until_one_of(&stops)),
+                b.zero_or_more(b.seq([
+                    at_trigger,
+                    closed_later,
+                    b.tag(tags::REASONING, b.seq([b.any(), b.until_one_of(&stops)])),
+                ])),
+            ])
+        };
+        let _ = options.reasoning_open;
         let close = b.seq([b.space(), b.literal(end)]);
         if start.is_empty() {
             b.optional(b.seq([text, close]))
@@ -546,4 +597,98 @@ impl Gen<'_> {
             b.literal("}"),
         ])
     }
+}
+
+/// The grammar of a channel-message turn (see [`ChannelFormat`]):
+///
+/// ```text
+/// turn    = message* end
+/// message = REOPEN? space (tool | other | dangling | reasoning | content) | plain
+/// tool    = header with recipient TOOL_RECIPIENT name, body: tag(tool_args, json)
+/// other   = header with another recipient: dropped
+/// reasoning / content = header of a reasoning / content channel, body tagged
+/// ```
+fn channel_grammar(
+    b: GrammarBuilder,
+    c: &ChannelFormat,
+    options: &GrammarOptions,
+) -> Result<BuiltGrammar, BuildError> {
+    let word = || b.chars("[A-Za-z0-9_.\\-]", 1, None);
+    let mut stops: Vec<String> = c.message_ends.clone();
+    stops.push(c.reopen.clone());
+    stops.retain(|s| !s.is_empty());
+    let end = b.optional(b.choice(c.message_ends.iter().map(|m| b.literal(m))));
+    let reopen = b.optional(b.seq([b.space(), b.literal(&c.reopen)]));
+    let constrain = b.optional(b.seq([
+        b.space(),
+        b.literal(&c.constrain),
+        b.chars("[A-Za-z0-9_.\\-]", 0, None),
+    ]));
+    let header_end = b.seq([constrain, b.space(), b.literal(&c.header_end)]);
+    let channel = |names: &[String]| b.choice(names.iter().map(|n| b.literal(n)));
+    let with_recipient = |recipient: Parser| {
+        b.choice([
+            b.seq([recipient, b.space(), b.literal(&c.header_start), word()]),
+            b.seq([b.literal(&c.header_start), word(), b.space(), recipient]),
+        ])
+    };
+    let tool_recipient = b.seq([
+        b.literal(&c.recipient),
+        b.literal(&c.tool_recipient),
+        b.tag(tags::TOOL_NAME, word()),
+    ]);
+    let other_recipient = b.seq([b.literal(&c.recipient), word()]);
+    let body = || b.until_one_of(&stops);
+    let mut alternatives = Vec::new();
+    if options.tools {
+        alternatives.push(b.tag(
+            tags::TOOL,
+            b.seq([
+                with_recipient(tool_recipient),
+                header_end,
+                b.space(),
+                b.tag(tags::TOOL_ARGS, b.json()),
+                b.space(),
+                end,
+            ]),
+        ));
+    }
+    // Messages to other recipients are dropped, as are headers left without a message.
+    alternatives.push(b.seq([with_recipient(other_recipient), header_end, body(), end]));
+    alternatives.push(with_recipient(other_recipient));
+    let reasoning_header = b.seq([
+        b.literal(&c.header_start),
+        channel(&c.reasoning_channels),
+        header_end,
+    ]);
+    if options.extract_reasoning {
+        alternatives.push(b.seq([reasoning_header, b.tag(tags::REASONING, body()), end]));
+    } else {
+        // Reasoning kept inline: the whole message, header included, is content.
+        alternatives.push(b.tag(tags::CONTENT, b.seq([reasoning_header, body(), end])));
+    }
+    alternatives.push(b.seq([
+        b.literal(&c.header_start),
+        channel(&c.content_channels),
+        header_end,
+        b.tag(tags::CONTENT, body()),
+        end,
+    ]));
+    let message = b.seq([reopen, b.space(), b.choice(alternatives)]);
+    let mut triggers = vec![
+        c.header_start.clone(),
+        c.reopen.clone(),
+        c.recipient.clone(),
+    ];
+    triggers.retain(|t| !t.is_empty());
+    let plain = b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)]));
+    let root = b.seq([b.zero_or_more(b.choice([message, plain])), b.end()]);
+    let mut markers = triggers;
+    markers.extend(c.message_ends.iter().cloned());
+    markers.sort();
+    markers.dedup();
+    Ok(BuiltGrammar {
+        grammar: b.build(root)?,
+        markers,
+    })
 }

@@ -102,6 +102,8 @@ pub struct Mapper<'t> {
     arg_name: String,
     /// Trailing whitespace of reasoning and content, held back until more text follows.
     pending_ws: [String; 2],
+    /// The message as it was before the last restart, until taken.
+    before_restart: Option<PartialMessage>,
     value_mode: ValueMode,
     call_has_args: bool,
     args_is_string: bool,
@@ -147,6 +149,7 @@ impl<'t> Mapper<'t> {
             tool_name: String::new(),
             arg_name: String::new(),
             pending_ws: Default::default(),
+            before_restart: None,
             value_mode: ValueMode::Whole,
             call_has_args: false,
             args_is_string: false,
@@ -158,6 +161,11 @@ impl<'t> Mapper<'t> {
     /// The message mapped so far (no healing).
     pub fn message(&self) -> &PartialMessage {
         self.builder.message()
+    }
+
+    /// The message as it was before the latest restart (once per restart).
+    pub fn take_restarted(&mut self) -> Option<PartialMessage> {
+        self.before_restart.take()
     }
 
     /// How many times an open node vanished and mapping restarted.
@@ -179,7 +187,11 @@ impl<'t> Mapper<'t> {
     pub fn update(&mut self, ast: &Ast<'_>, text: &str) {
         if !self.consistent(ast) {
             self.restarts += 1;
-            self.builder = MessageBuilder::with_prefill(&self.prefill);
+            let old = std::mem::replace(
+                &mut self.builder,
+                MessageBuilder::with_prefill(&self.prefill),
+            );
+            self.before_restart = Some(old.finish(true));
             self.next = 0;
             self.stack.clear();
             self.tool_name.clear();
@@ -229,7 +241,7 @@ impl<'t> Mapper<'t> {
         if let Some(top) = self.stack.last().copied() {
             if top.kind == Kind::Name {
                 if let Some(node) = nodes.get(top.index) {
-                    let name = partial_name(&text[node.span()]);
+                    let name = partial_name(text.get(node.span()).unwrap_or_default());
                     self.builder.set_partial_name(&name);
                 }
             }

@@ -2,13 +2,13 @@
 
 use std::fmt;
 
-use crate::analyze::{Analysis, CallIdPosition};
-use crate::message::{ChatMessage, ChatRequest, PartialMessage, Prefill, Tool};
+use crate::analyze::{Analysis, CallIdPosition, Part};
+use crate::message::{ChatMessage, ChatRequest, PartialMessage, Prefill, Tool, ToolCall};
 use crate::peg::{BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
 
 use super::families;
-use super::format::TurnFormat;
+use super::format::{ReasoningFormat, TurnFormat};
 use super::grammar::{build_grammar, GrammarOptions};
 use super::mapper::Mapper;
 use super::prompt;
@@ -82,6 +82,8 @@ pub struct ChatParser {
     pub(crate) python: bool,
     pub(crate) expects_id: bool,
     pub(crate) literal_quotes: Option<(String, String)>,
+    /// The fast path for outputs without any marker (plain content), when there is no prefill.
+    pub(crate) plain_scan: Option<PlainScan>,
     pub(crate) template: String,
     pub(crate) triggers: Vec<String>,
 }
@@ -95,12 +97,27 @@ impl ChatParser {
         request: &ChatRequest,
     ) -> Result<ChatParser, GenerateError> {
         let mut format = TurnFormat::from_analysis(analysis);
+        if !format.reasoning.is_enabled()
+            && !analysis
+                .unsupported
+                .iter()
+                .any(|u| u.part == Part::Reasoning)
+        {
+            // No reasoning markers render: models trained on such templates may still think in
+            // the conventional `<think>` block at the start of the output.
+            format.reasoning = ReasoningFormat {
+                start: "<think>".to_owned(),
+                end: "</think>".to_owned(),
+                tool_calls_only: false,
+            };
+        }
+        let rendered = prompt::render_prompt(template, request, true).unwrap_or_default();
         let generation_prompt = if request.continued_message().is_some() {
             String::new()
         } else {
-            prompt::generation_prompt(template, request)
+            prompt::generation_prompt_of(template, request, &rendered)
         };
-        families::refine(&mut format, template, &generation_prompt);
+        families::refine(&mut format, &rendered);
         let mut prefill_text = prompt::prefill_text(
             &generation_prompt,
             &analysis.generation_prompt.header,
@@ -130,7 +147,12 @@ impl ChatParser {
             reasoning_open: false,
             json_schema: request.json_schema.is_some(),
         };
-        let mut prefill_text = prefill_text;
+        // Whitespace alone (the end of the assistant header) changes nothing.
+        let mut prefill_text = if prefill_text.trim().is_empty() {
+            String::new()
+        } else {
+            prefill_text
+        };
         if let Some((start, reasoning_may_open)) = prompt::continuation_start(request, &format) {
             prefill_text = start;
             options.extract_reasoning &= reasoning_may_open;
@@ -140,13 +162,19 @@ impl ChatParser {
             && prefill_text
                 .rfind(start)
                 .is_some_and(|at| end.is_empty() || !prefill_text[at..].contains(end));
-        let grammar =
-            build_grammar(&format, &options, template_name).map_err(|e: BuildError| {
-                GenerateError {
-                    template: template_name.to_owned(),
-                    message: e.to_string(),
-                }
-            })?;
+        let built = build_grammar(&format, &options, template_name).map_err(|e: BuildError| {
+            GenerateError {
+                template: template_name.to_owned(),
+                message: e.to_string(),
+            }
+        })?;
+        let prefill = request.prefill();
+        let plain_scan = (prefill_text.is_empty()
+            && prefill.content.is_empty()
+            && prefill.reasoning_content.is_empty())
+        .then(|| PlainScan::new(&built.markers))
+        .flatten();
+        let grammar = built.grammar;
         let python = format
             .tools
             .as_ref()
@@ -188,7 +216,8 @@ impl ChatParser {
             format,
             options,
             prefill_text,
-            prefill: request.prefill(),
+            prefill,
+            plain_scan,
             tools: request.tools.clone(),
             python,
             template: template_name.to_owned(),
@@ -243,13 +272,28 @@ impl ChatParser {
     }
 
     fn parse_with(&self, output: &str, partial: bool) -> Parsed {
-        let mut text = String::with_capacity(self.prefill_text.len() + output.len());
-        text.push_str(&self.prefill_text);
-        text.push_str(output);
-        let parse = if partial {
-            self.grammar.parse_partial(&text)
+        if let Some(scan) = &self.plain_scan {
+            if !scan.has_marker(output) {
+                // Nothing but content: the grammar would give one content node.
+                let mut message = ChatMessage::assistant();
+                message.content = output.trim().to_owned();
+                return Parsed {
+                    message,
+                    problem: None,
+                };
+            }
+        }
+        let owned;
+        let text: &str = if self.prefill_text.is_empty() {
+            output
         } else {
-            self.grammar.parse(&text)
+            owned = format!("{}{output}", self.prefill_text);
+            &owned
+        };
+        let parse = if partial {
+            self.grammar.parse_partial(text)
+        } else {
+            self.grammar.parse(text)
         };
         if let (Status::Failure, Some(error)) = (parse.status, parse.error.as_ref()) {
             let mut message = ChatMessage::assistant();
@@ -261,8 +305,8 @@ impl ChatParser {
             };
         }
         let mut mapper = self.mapper();
-        mapper.update(&parse.ast, &text);
-        let message = mapper.finish(partial).to_message();
+        mapper.update(&parse.ast, text);
+        let message = into_message(mapper.finish(partial));
         let problem = self.unparsed_call(&message, output);
         Parsed { message, problem }
     }
@@ -330,5 +374,58 @@ pub(crate) fn located(
         line,
         column,
         expected,
+    }
+}
+
+/// A finished snapshot as a message, moving the text instead of copying it.
+fn into_message(partial: PartialMessage) -> ChatMessage {
+    let mut message = ChatMessage::assistant();
+    message.content = partial.content;
+    message.reasoning_content = partial.reasoning_content;
+    message.tool_calls = partial
+        .tool_calls
+        .into_iter()
+        .map(|c| ToolCall {
+            id: c.id,
+            name: c.name,
+            arguments: c.arguments,
+        })
+        .collect();
+    message
+}
+
+/// Finds whether any marker occurs in a text: one `memchr` pass over the markers' first bytes
+/// (at most three distinct ones), checking the markers only where one of them occurs.
+#[derive(Debug, Clone)]
+pub(crate) struct PlainScan {
+    firsts: Vec<u8>,
+    markers: Vec<String>,
+}
+
+impl PlainScan {
+    fn new(markers: &[String]) -> Option<PlainScan> {
+        let mut firsts: Vec<u8> = markers.iter().filter_map(|m| m.bytes().next()).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        (firsts.len() <= 3 && markers.iter().all(|m| !m.is_empty())).then(|| PlainScan {
+            firsts,
+            markers: markers.to_vec(),
+        })
+    }
+
+    fn has_marker(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        let hit = |at: usize| {
+            self.markers
+                .iter()
+                .any(|m| bytes[at..].starts_with(m.as_bytes()))
+        };
+        match self.firsts.as_slice() {
+            [a] => memchr::memchr_iter(*a, bytes).any(hit),
+            [a, b] => memchr::memchr2_iter(*a, *b, bytes).any(hit),
+            [a, b, c] => memchr::memchr3_iter(*a, *b, *c, bytes).any(hit),
+            [] => false,
+            _ => true,
+        }
     }
 }

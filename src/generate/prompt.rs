@@ -67,6 +67,11 @@ pub fn generation_prompt(template: &ChatTemplate, request: &ChatRequest) -> Stri
     let Ok(with) = render_prompt(template, request, true) else {
         return String::new();
     };
+    generation_prompt_of(template, request, &with)
+}
+
+/// [`generation_prompt`] given the prompt rendered with the generation prompt.
+pub fn generation_prompt_of(template: &ChatTemplate, request: &ChatRequest, with: &str) -> String {
     let without = render_prompt(template, request, false).unwrap_or_default();
     let common = with
         .bytes()

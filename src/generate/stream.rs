@@ -1,16 +1,22 @@
 //! [`ChatStream`]: running a [`ChatParser`] over output that arrives in chunks.
 //!
 //! Each [`feed`](ChatStream::feed) appends the chunk to an incremental PEG
-//! [`Session`](crate::peg::Session) (which resumes where it stopped), lets the
-//! [`Mapper`](super::mapper::Mapper) map only what changed at the frontier, and hands the
+//! [`Session`] (which resumes where it stopped), lets the
+//! [`Mapper`] map only what changed at the frontier, and hands the
 //! message to a [`DeltaTracker`] for the new delta. [`finish`](ChatStream::finish) ends the
 //! input (full mode) and returns the final message.
 //!
 //! # Cost
 //! Feeding n bytes in any chunking costs O(n) parse work (the session) plus O(n) mapping work
 //! (the mapper pushes each byte once) plus, per feed, O(AST nodes) to read the session's AST
-//! and O(calls) in the tracker. Both work counters are exposed ([`ChatStream::work`]) and a
+//! and O(calls) in the tracker; [`finish`](ChatStream::finish) maps the final tree once more. Both work counters are exposed ([`ChatStream::work`]) and a
 //! test checks linearity with them.
+//!
+//! The delta tracker runs without re-comparing emitted text (mapping only appends), which
+//! matters: re-comparing a 64-byte window per feed tripled the time of a 1 MB stream. When the
+//! mapper restarts (an open alternative failed) and at the end of input, the stream switches to
+//! a tracker primed with what was emitted that compares whole fields, so a rebuilt message can
+//! never emit a wrong suffix (it reports a conflict instead).
 //!
 //! # Invariants
 //! Deltas never retract text, never split a code point or a marker (the grammar stops plain
@@ -19,7 +25,7 @@
 //! parsed from the same prefix. Malformed output never panics: what is not a call stays
 //! content, and [`finish`](ChatStream::finish) says where the format was left.
 
-use crate::message::{ChatDelta, ChatMessage, DeltaTracker};
+use crate::message::{ChatDelta, ChatMessage, DeltaTracker, PartialMessage, TrackerConfig};
 use crate::peg::{Session, Status};
 
 use super::mapper::Mapper;
@@ -43,7 +49,9 @@ impl<'p> ChatStream<'p> {
             parser,
             session,
             mapper: parser.mapper(),
-            tracker: DeltaTracker::new(),
+            // Mapping only appends (see the mapper), so the tracker need not re-compare emitted
+            // text; a restart or the end of input switches to full verification.
+            tracker: DeltaTracker::with_config(TrackerConfig { verify_window: 0 }),
             output_len: 0,
         };
         stream.sync();
@@ -58,7 +66,21 @@ impl<'p> ChatStream<'p> {
         self.output_len += chunk.len();
         self.session.feed(chunk);
         self.sync();
+        if let Some(before) = self.mapper.take_restarted() {
+            // The message was rebuilt: what was emitted may no longer be a prefix of it.
+            self.verify_everything(&before);
+        }
         self.tracker.update(self.mapper.message()).delta
+    }
+
+    /// Switches to a tracker that compares whole fields (O(field) per update), primed with
+    /// what was emitted so far: the stable view of `emitted_from` (deltas reproduce it).
+    fn verify_everything(&mut self, emitted_from: &PartialMessage) {
+        let mut tracker = DeltaTracker::with_config(TrackerConfig {
+            verify_window: usize::MAX,
+        });
+        let _ = tracker.update(emitted_from);
+        self.tracker = tracker;
     }
 
     /// Feeds a string chunk.
@@ -88,8 +110,15 @@ impl<'p> ChatStream<'p> {
                 .delta;
             return (delta, parsed);
         }
-        self.sync();
-        let final_message = self.mapper.finish(false);
+        // The end of input resolves what partial parses left open, and may undo completed nodes
+        // (an optional part that turns out not to match): the final message is mapped afresh
+        // from the final tree (one O(n) mapping pass), so it always equals the one-shot parse.
+        let mut mapper = self.parser.mapper();
+        mapper.update(&self.session.ast(), self.session.text());
+        let final_message = mapper.finish(false);
+        // The final tree may differ from the partial ones: check everything once.
+        let emitted = self.mapper.message().clone();
+        self.verify_everything(&emitted);
         let delta = self.tracker.update(&final_message).delta;
         let message = final_message.to_message();
         let text = self.session.text();
