@@ -21,6 +21,7 @@ pub mod analyze;
 pub mod cli;
 pub mod conform;
 pub mod diff;
+pub mod generate;
 pub mod json;
 pub mod message;
 pub mod peg;

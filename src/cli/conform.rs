@@ -16,19 +16,23 @@ pub struct ConformArgs {
     /// Vector files, one JSON case per line.
     #[arg(required = true, value_name = "FILE.jsonl")]
     files: Vec<PathBuf>,
-    /// Directory of the chat templates named by chat cases (default: shared/templates).
+    /// Directory of the chat templates named by chat cases (default: ../templates beside each cases file).
     #[arg(long, value_name = "DIR")]
     templates: Option<PathBuf>,
 }
 
 /// Runs the subcommand.
 pub fn run(args: &ConformArgs) -> ExitCode {
-    let ctx = Context {
-        templates_dir: args.templates.clone(),
-    };
     let mut total = Report::default();
     let mut per_file = Vec::new();
     for path in &args.files {
+        // Templates default to `../templates` beside the cases file.
+        let templates_dir = args.templates.clone().or_else(|| {
+            path.parent()
+                .map(|dir| dir.join("..").join("templates"))
+                .filter(|dir| dir.is_dir())
+        });
+        let ctx = Context { templates_dir };
         let report = run_file(path, &ctx);
         per_file.push(format!(
             "{}: {} passed, {} failed, {} skipped",

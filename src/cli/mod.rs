@@ -1,12 +1,19 @@
 //! The `chatparse` command line: argument parsing (clap) and one file per subcommand.
 //!
 //! - `chatparse analyze TEMPLATE` ([`analyze`]): the differential analysis of a chat template.
+//! - `chatparse bench MANIFEST.jsonl [--chunk N] [--json]` ([`bench`]): throughput and
+//!   streaming time over a benchmark manifest.
 //! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
 //! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.
+//! - `chatparse parse --template T [--request R] [INPUT]` ([`parse`]): one output to a message.
+//! - `chatparse stream --template T [--request R] [--chunk N] [INPUT]` ([`stream`]): deltas.
 
 pub mod analyze;
+pub mod bench;
 pub mod conform;
 pub mod diff;
+pub mod parse;
+pub mod stream;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -22,8 +29,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Analyze(analyze::AnalyzeArgs),
+    Bench(bench::BenchArgs),
     Diff(diff::DiffArgs),
     Conform(conform::ConformArgs),
+    Parse(parse::ParseArgs),
+    Stream(stream::StreamArgs),
 }
 
 /// Runs the command line with the process arguments and returns the exit code.
@@ -31,7 +41,10 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Analyze(args) => analyze::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Conform(args) => conform::run(&args),
+        Command::Parse(args) => parse::run(&args),
+        Command::Stream(args) => stream::run(&args),
     }
 }

@@ -1,5 +1,6 @@
 //! Telling the kinds of vectors apart by their fields, and picking each kind's runner.
 
+use super::chat::ChatRunner;
 use super::common_affix::CommonAffixRunner;
 use super::diff_split::DiffSplitRunner;
 use super::response_template::ResponseTemplateRunner;
@@ -66,7 +67,8 @@ impl CaseKind {
             CaseKind::Segments => Some(&SegmentsRunner),
             CaseKind::CommonAffix => Some(&CommonAffixRunner),
             CaseKind::ResponseTemplate => Some(&ResponseTemplateRunner),
-            CaseKind::Chat | CaseKind::Analysis => None,
+            CaseKind::Chat => Some(&ChatRunner),
+            CaseKind::Analysis => None,
         }
     }
 }

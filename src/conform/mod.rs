@@ -23,6 +23,7 @@
 //! To plug in a layer: implement [`CaseRunner`] in a file of this module and return it from
 //! [`CaseKind::runner`].
 
+pub mod chat;
 mod common_affix;
 mod diff_split;
 mod kind;
@@ -33,6 +34,7 @@ mod segments;
 #[cfg(test)]
 mod tests;
 
+pub use chat::ChatRunner;
 pub use common_affix::CommonAffixRunner;
 pub use diff_split::DiffSplitRunner;
 pub use kind::CaseKind;

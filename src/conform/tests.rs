@@ -43,8 +43,9 @@ fn kinds_are_told_apart_by_fields() {
 
 #[test]
 fn unimplemented_kinds_are_skipped_not_passed() {
-    let jsonl = r#"{"id": "c1", "template": "t", "request": {}, "output": "", "expected": {}}"#;
-    let report = run_str("chat.jsonl", jsonl, &Context::default());
+    let jsonl =
+        r#"{"id": "a1", "template": "t", "production_handler": "autoparser", "analysis": {}}"#;
+    let report = run_str("analysis.jsonl", jsonl, &Context::default());
     assert_eq!(
         (report.passed, report.failed(), report.skipped_total()),
         (0, 0, 1)
@@ -53,7 +54,7 @@ fn unimplemented_kinds_are_skipped_not_passed() {
     report.write_to(&mut out).unwrap();
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        "skipped 1 chat cases: chat runner not implemented yet\n0 passed, 0 failed\n"
+        "skipped 1 analysis cases: analysis runner not implemented yet\n0 passed, 0 failed\n"
     );
 }
 

@@ -243,6 +243,13 @@ impl MessageBuilder {
         self.message
     }
 
+    /// The message built so far, by reference: no copy and no healing (open calls'
+    /// [`healed_arguments`](PartialToolCall::healed_arguments) are not refreshed). Streams feed
+    /// this to a [`DeltaTracker`](super::DeltaTracker), which never reads healing.
+    pub fn message(&self) -> &PartialMessage {
+        &self.message
+    }
+
     /// The snapshot so far without consuming the builder (open calls stay unfinished).
     pub fn snapshot(&self) -> PartialMessage {
         let mut message = self.message.clone();

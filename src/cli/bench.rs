@@ -1,0 +1,165 @@
+//! `chatparse bench MANIFEST.jsonl [--chunk N] [--json]`: every input of a benchmark manifest
+//! (like `shared/bench/llama-cpp/manifest.jsonl`) in-process: parser build time, one-shot
+//! throughput, streaming total time, and whether the result equals the manifest's `parsed`.
+
+use clap::Args;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// `println!` that ignores a closed stdout instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+use crate::analyze::analyze_cached;
+use crate::generate::ChatParser;
+use crate::message::{compare, ChatMessage, ChatRequest};
+use crate::template::ChatTemplate;
+
+/// Benchmark the parser on every input of a manifest (`file`, `template`, `params`, `parsed`
+/// per line): build time, one-shot MB/s, streaming total time in `--chunk`-byte feeds, and
+/// correctness against `parsed`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The manifest (JSON lines).
+    #[arg(value_name = "MANIFEST.jsonl")]
+    manifest: PathBuf,
+    /// Streaming chunk size in bytes.
+    #[arg(long, default_value_t = 4)]
+    chunk: usize,
+    /// Template directory (default: `../../templates` from the manifest, or `../templates`).
+    #[arg(long, value_name = "DIR")]
+    templates: Option<PathBuf>,
+    /// Print one JSON object per input instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the subcommand.
+pub fn run(args: &BenchArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.manifest) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!(
+                "chatparse bench: cannot read {}: {e}",
+                args.manifest.display()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let dir = args.manifest.parent().unwrap_or(Path::new("."));
+    let templates = args.templates.clone().unwrap_or_else(|| {
+        let up = dir.join("../../templates");
+        if up.is_dir() {
+            up
+        } else {
+            dir.join("../templates")
+        }
+    });
+    if !args.json {
+        outln!(
+            "{:<44} {:>8} {:>9} {:>11} {:>12} {:>8}",
+            "input",
+            "bytes",
+            "build ms",
+            "1-shot MB/s",
+            "stream ms",
+            "correct"
+        );
+    }
+    let mut wrong = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let row = match bench_one(line, dir, &templates, args.chunk.max(1)) {
+            Ok(row) => row,
+            Err(e) => json!({"error": e}),
+        };
+        if row["correct"] != json!(true) {
+            wrong += 1;
+        }
+        if args.json {
+            outln!("{row}");
+        } else if let Some(e) = row.get("error") {
+            outln!("error: {e}");
+        } else {
+            outln!(
+                "{:<44} {:>8} {:>9.2} {:>11.1} {:>12.3} {:>8}",
+                row["file"].as_str().unwrap_or_default(),
+                row["bytes"],
+                row["build_ms"].as_f64().unwrap_or_default(),
+                row["oneshot_mb_s"].as_f64().unwrap_or_default(),
+                row["stream_ms"].as_f64().unwrap_or_default(),
+                if row["correct"] == json!(true) {
+                    "yes"
+                } else {
+                    "NO"
+                },
+            );
+        }
+    }
+    if wrong == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn bench_one(line: &str, dir: &Path, templates: &Path, chunk: usize) -> Result<Value, String> {
+    let entry: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let file = entry["file"].as_str().ok_or("no `file`")?;
+    let template_name = entry["template"].as_str().ok_or("no `template`")?;
+    let output = std::fs::read_to_string(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+    let source = std::fs::read_to_string(templates.join(template_name))
+        .map_err(|e| format!("{template_name}: {e}"))?;
+    let template = ChatTemplate::new(template_name, source).map_err(|e| e.to_string())?;
+    let request: ChatRequest =
+        serde_json::from_value(entry["params"].clone()).map_err(|e| e.to_string())?;
+    let expected: Option<ChatMessage> = serde_json::from_value(entry["parsed"].clone()).ok();
+    let analysis = analyze_cached(&template);
+    let started = Instant::now();
+    let parser = ChatParser::new(&template, &analysis, &request).map_err(|e| e.to_string())?;
+    let build = started.elapsed();
+
+    // One shot: repeat until 100 ms have passed (at least 3 runs), best run counts.
+    let mut best = Duration::MAX;
+    let mut runs = 0;
+    let begin = Instant::now();
+    let mut message = ChatMessage::assistant();
+    while runs < 3 || begin.elapsed() < Duration::from_millis(100) {
+        let t = Instant::now();
+        message = std::hint::black_box(parser.parse(std::hint::black_box(&output))).message;
+        best = best.min(t.elapsed());
+        runs += 1;
+    }
+    // Streaming: best of 3 total times.
+    let mut stream_best = Duration::MAX;
+    let mut streamed = ChatMessage::assistant();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut stream = parser.stream();
+        let mut deltas = 0usize;
+        for piece in output.as_bytes().chunks(chunk) {
+            deltas += usize::from(stream.feed(piece).is_some());
+        }
+        let (_, parsed) = stream.finish();
+        std::hint::black_box(deltas);
+        stream_best = stream_best.min(t.elapsed());
+        streamed = parsed.message;
+    }
+    let correct = expected
+        .as_ref()
+        .is_some_and(|e| compare(e, &message).is_ok() && compare(e, &streamed).is_ok());
+    Ok(json!({
+        "file": file,
+        "bytes": output.len(),
+        "build_ms": build.as_secs_f64() * 1e3,
+        "oneshot_mb_s": output.len() as f64 / best.as_secs_f64() / 1e6,
+        "stream_ms": stream_best.as_secs_f64() * 1e3,
+        "chunk": chunk,
+        "correct": correct,
+    }))
+}

@@ -1,0 +1,150 @@
+//! The turn format: a small declarative description of one assistant turn (reasoning markers,
+//! content markers, tool-call format), the single input of the grammar generator.
+//!
+//! A [`TurnFormat`] is plain data (serde): it is derived from an [`Analysis`] by
+//! [`TurnFormat::from_analysis`], and formats the generic analysis cannot express are written
+//! as data too (see [`families`](super::families)), never as code per model.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analyze::{Analysis, ReasoningMode, ReasoningScope, ToolAnalysis};
+
+/// How reasoning is delimited in the output.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningFormat {
+    /// Opening marker; empty when reasoning runs from the start of the output to `end`.
+    pub start: String,
+    /// Closing marker; empty when the template has no reasoning.
+    pub end: String,
+    /// Reasoning only appears in turns that call tools.
+    #[serde(default)]
+    pub tool_calls_only: bool,
+}
+
+impl ReasoningFormat {
+    /// Whether reasoning markers exist at all.
+    pub fn is_enabled(&self) -> bool {
+        !self.end.trim().is_empty()
+    }
+}
+
+/// How content is wrapped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContentFormat {
+    /// Opening marker (empty: plain content).
+    pub start: String,
+    /// Closing marker.
+    pub end: String,
+}
+
+/// Everything the generator needs to know about an assistant turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnFormat {
+    /// Reasoning markers.
+    pub reasoning: ReasoningFormat,
+    /// Content markers.
+    pub content: ContentFormat,
+    /// Tool-call format (`None`: no tool calls).
+    pub tools: Option<ToolAnalysis>,
+    /// Text the assistant turn ends with (end-of-turn marker), dropped when it ends the output.
+    #[serde(default)]
+    pub turn_end: String,
+    /// Markers a server must keep as special tokens.
+    #[serde(default)]
+    pub preserved_tokens: Vec<String>,
+    /// Tagged argument values are Python/JSON literals written with their own quotes
+    /// (`name="text"`, `flag=True`), not raw text between markers.
+    #[serde(default)]
+    pub literal_values: bool,
+    /// The turn is a sequence of channel messages (see [`ChannelFormat`]); when set, it
+    /// replaces the reasoning/content/tool layout.
+    #[serde(default)]
+    pub channels: Option<ChannelFormat>,
+}
+
+/// A turn made of channel messages: `HEADER_START channel [RECIPIENT] [CONSTRAIN type]
+/// HEADER_END body MESSAGE_END`, messages separated by `REOPEN`; the recipient may also come
+/// first. The channel says where the body goes; a tool recipient makes the body a call's JSON
+/// arguments; other recipients' messages are dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelFormat {
+    /// Opens a message header (`<|channel|>`).
+    pub header_start: String,
+    /// Ends a header, starts the body (`<|message|>`).
+    pub header_end: String,
+    /// Texts that end a message body.
+    pub message_ends: Vec<String>,
+    /// Re-opens the assistant turn between messages (`<|start|>assistant`).
+    pub reopen: String,
+    /// Introduces a recipient (`to=`).
+    pub recipient: String,
+    /// Recipient prefix of tool calls (`functions.`); the rest is the function name.
+    pub tool_recipient: String,
+    /// Introduces a body type (`<|constrain|>`).
+    pub constrain: String,
+    /// Channels whose body is reasoning.
+    pub reasoning_channels: Vec<String>,
+    /// Channels whose body is content.
+    pub content_channels: Vec<String>,
+}
+
+impl TurnFormat {
+    /// The format the analysis describes.
+    pub fn from_analysis(analysis: &Analysis) -> TurnFormat {
+        let r = &analysis.reasoning;
+        let reasoning = match r.mode {
+            ReasoningMode::None => ReasoningFormat::default(),
+            ReasoningMode::Tagged | ReasoningMode::Delimited => ReasoningFormat {
+                start: r.start.clone(),
+                end: r.end.clone(),
+                tool_calls_only: r.scope == ReasoningScope::ToolCallsOnly,
+            },
+        };
+        let mut reasoning = reasoning;
+        if reasoning.start.trim().is_empty() {
+            if let Some(opener) =
+                opener_in_header(&reasoning.end, &analysis.generation_prompt.header)
+            {
+                reasoning.start = opener;
+            }
+        }
+        let mut tools = analysis.tools.clone();
+        let literal_values = tools.as_mut().is_some_and(quoted_values_to_literals);
+        TurnFormat {
+            channels: None,
+            literal_values,
+            reasoning,
+            content: ContentFormat {
+                start: analysis.content.start.clone(),
+                end: analysis.content.end.clone(),
+            },
+            tools,
+            turn_end: analysis.generation_prompt.turn_end.clone(),
+            preserved_tokens: analysis.preserved_tokens.clone(),
+        }
+    }
+}
+
+/// The conventional opener of a closing marker (`</x>` → `<x>`, `[/X]` → `[X]`) when the
+/// assistant header ends with it: the template opens reasoning in every turn header, so the
+/// opener belongs to the reasoning, not to the header.
+fn opener_in_header(end: &str, header: &str) -> Option<String> {
+    let end = end.trim();
+    let opener = if let Some(name) = end.strip_prefix("</") {
+        format!("<{name}")
+    } else if let Some(name) = end.strip_prefix("[/") {
+        format!("[{name}")
+    } else {
+        return None;
+    };
+    header.trim_end().ends_with(&opener).then_some(opener)
+}
+
+/// A tagged format whose string values carry their own quotes (`string_open`/`string_close`)
+/// while other values are bare writes values as literals.
+fn quoted_values_to_literals(tools: &mut ToolAnalysis) -> bool {
+    let a = &tools.arguments;
+    tools.format == crate::analyze::ToolFormat::TagWithTagged
+        && a.non_string_values == crate::analyze::tools::NonStringValues::StringsQuoted
+        && !a.string_open.trim().is_empty()
+}

@@ -1,0 +1,694 @@
+//! From a [`TurnFormat`] and the request options to a PEG [`Grammar`] for one assistant turn.
+//!
+//! The grammar reads the *whole turn*: the prefill (what the prompt already wrote of the turn,
+//! e.g. an opened `<think>`) followed by the model output. Its shape:
+//!
+//! ```text
+//! turn      = reasoning? body* end
+//! reasoning = space START tag(reasoning, until END) END?     (tagged)
+//!           | tag(reasoning, until END) END                  (delimited: no start marker)
+//! body      = tools | wrapped | tag(content, any until TRIGGERS)
+//! wrapped   = CONTENT_START tag(content, until CONTENT_END) CONTENT_END?
+//! tools     = SECTION_START call (SEP call)* SECTION_END? | call+
+//! ```
+//!
+//! Every alternative of `body` that fails (a malformed call) falls back to content, so a full
+//! parse never fails: text that is not a call stays content. Markers are matched without their
+//! surrounding whitespace, with optional whitespace around them.
+//!
+//! AST tags (read by the [`mapper`](super::mapper)): `reasoning`, `content`, `tool`,
+//! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
+//! `tool_arg_value` (raw value text; string vs JSON is decided from the tool's schema).
+
+use crate::analyze::{CallIdPosition, NonStringValues, ToolAnalysis, ToolFormat};
+use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
+
+use super::format::{ChannelFormat, TurnFormat};
+
+/// The request options that change the grammar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrammarOptions {
+    /// Reasoning goes to `reasoning_content` (otherwise it stays inline in the content).
+    pub extract_reasoning: bool,
+    /// Tool calls are parsed (tools declared and `tool_choice` is not `none`).
+    pub tools: bool,
+    /// Several calls may follow each other.
+    pub parallel_tool_calls: bool,
+    /// The prefill opened reasoning (the model starts inside it).
+    pub reasoning_open: bool,
+    /// The content is a JSON value (response format with a JSON schema).
+    pub json_schema: bool,
+}
+
+/// AST tag names shared by the grammar and the mapper.
+pub mod tags {
+    /// Reasoning text.
+    pub const REASONING: &str = "reasoning";
+    /// Content text.
+    pub const CONTENT: &str = "content";
+    /// One tool call.
+    pub const TOOL: &str = "tool";
+    /// The call id.
+    pub const TOOL_ID: &str = "tool_id";
+    /// The function name (raw, or a JSON string in JSON formats).
+    pub const TOOL_NAME: &str = "tool_name";
+    /// The arguments as JSON (or Python-dict) text.
+    pub const TOOL_ARGS: &str = "tool_args";
+    /// One tagged argument.
+    pub const TOOL_ARG: &str = "tool_arg";
+    /// A tagged argument's name.
+    pub const TOOL_ARG_NAME: &str = "tool_arg_name";
+    /// A tagged argument's raw value.
+    pub const TOOL_ARG_VALUE: &str = "tool_arg_value";
+}
+
+/// A built grammar and the markers that start anything but plain content.
+#[derive(Debug, Clone)]
+pub struct BuiltGrammar {
+    /// The grammar.
+    pub grammar: Grammar,
+    /// Every marker whose presence can make the parse differ from "all of it is content"
+    /// (tool triggers, content and reasoning markers). Output containing none of them is
+    /// plain content.
+    pub markers: Vec<String>,
+}
+
+/// Builds the grammar for `format` under `options`; `name` labels errors.
+pub fn build_grammar(
+    format: &TurnFormat,
+    options: &GrammarOptions,
+    name: &str,
+) -> Result<BuiltGrammar, BuildError> {
+    let python = options.tools
+        && (format.literal_values
+            || format
+                .tools
+                .as_ref()
+                .and_then(|t| t.json.as_ref())
+                .is_some_and(|j| j.python_dicts));
+    let b = GrammarBuilder::new().name(name).python_dict(python);
+    if let Some(channels) = &format.channels {
+        return channel_grammar(b, channels, options);
+    }
+    let g = Gen {
+        b: &b,
+        literal_values: format.literal_values,
+    };
+    let mut triggers: Vec<String> = Vec::new();
+    let mut alternatives = Vec::new();
+    let mut tool_trigger = None;
+    if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
+        let (parser, tool_triggers) = g.tools(tools, options.parallel_tool_calls);
+        alternatives.push(b.trigger_rule("tool-calls", parser));
+        triggers.extend(tool_triggers.iter().cloned());
+        tool_trigger = Some(tool_triggers);
+    }
+    let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
+    if !cs.is_empty() {
+        alternatives.push(b.seq([
+            b.literal(cs),
+            b.tag(tags::CONTENT, b.until(if ce.is_empty() { cs } else { ce })),
+            b.optional(g.lit(ce)),
+        ]));
+        triggers.push(cs.to_owned());
+    }
+    if options.json_schema {
+        // A response-format JSON value inside a Markdown code fence: the fence is dropped.
+        alternatives.push(b.seq([
+            b.literal("```"),
+            b.chars("[a-zA-Z]", 0, None),
+            b.space(),
+            b.tag(tags::CONTENT, b.json()),
+            b.space(),
+            b.literal("```"),
+        ]));
+        triggers.push("```".to_owned());
+    }
+    let (rs, re) = (format.reasoning.start.trim(), format.reasoning.end.trim());
+    if options.extract_reasoning && !re.is_empty() {
+        // Reasoning markers after the reasoning: an empty block or a stray closing marker is
+        // dropped.
+        if !rs.is_empty() {
+            alternatives.push(b.seq([b.literal(rs), b.space(), b.literal(re)]));
+            // A later, closed reasoning block is reasoning too (held back until it closes).
+            alternatives.push(b.seq([
+                b.literal(rs),
+                b.peek(b.seq([b.until(re), b.literal(re)])),
+                b.tag(tags::REASONING, b.until(re)),
+                b.literal(re),
+            ]));
+            triggers.push(rs.to_owned());
+        }
+        alternatives.push(b.literal(re));
+        triggers.push(re.to_owned());
+    }
+    let plain = if triggers.is_empty() {
+        b.tag(tags::CONTENT, b.rest())
+    } else {
+        b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)]))
+    };
+    alternatives.push(plain);
+    let body = b.zero_or_more(b.choice(alternatives));
+    let reasoning = g.reasoning(format, options, tool_trigger.as_deref());
+    let root = b.seq([reasoning, body, b.end()]);
+    let mut markers = triggers;
+    if options.extract_reasoning {
+        markers.extend(
+            [format.reasoning.start.trim(), format.reasoning.end.trim()]
+                .into_iter()
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+        );
+    }
+    markers.sort();
+    markers.dedup();
+    Ok(BuiltGrammar {
+        grammar: b.build(root)?,
+        markers,
+    })
+}
+
+struct Gen<'a> {
+    b: &'a GrammarBuilder,
+    literal_values: bool,
+}
+
+impl Gen<'_> {
+    /// A marker matched without its surrounding whitespace, with optional whitespace around it
+    /// (only whitespace when the marker is blank).
+    fn lit(&self, marker: &str) -> Parser {
+        let b = self.b;
+        let core = marker.trim();
+        if core.is_empty() {
+            return b.space();
+        }
+        b.seq([b.space(), b.literal(core), b.space()])
+    }
+
+    /// A marker with optional whitespace before it only.
+    fn lit_before(&self, marker: &str) -> Parser {
+        let b = self.b;
+        let core = marker.trim();
+        if core.is_empty() {
+            return b.eps();
+        }
+        b.seq([b.space(), b.literal(core)])
+    }
+
+    /// A marker with optional whitespace before it, then at most its own trailing whitespace
+    /// (the text after it may start with meaningful whitespace).
+    fn lit_exact_after(&self, marker: &str) -> Parser {
+        let b = self.b;
+        let core = marker.trim();
+        if core.is_empty() {
+            return b.eps();
+        }
+        let trailing = &marker[marker.trim_end().len()..];
+        let after = if trailing.is_empty() {
+            b.eps()
+        } else {
+            b.optional(b.literal(trailing))
+        };
+        b.seq([b.space(), b.literal(core), after])
+    }
+
+    /// Text up to a marker: stops at the marker with its leading whitespace, or at its core.
+    fn until_marker(&self, marker: &str) -> Parser {
+        let core = marker.trim();
+        let exact = marker.trim_end();
+        if exact != core && !exact.is_empty() {
+            self.b.until_one_of([exact, core])
+        } else {
+            self.b.until(core)
+        }
+    }
+
+    fn reasoning(
+        &self,
+        format: &TurnFormat,
+        options: &GrammarOptions,
+        tool_triggers: Option<&[String]>,
+    ) -> Parser {
+        let b = self.b;
+        let r = &format.reasoning;
+        if !options.extract_reasoning || !r.is_enabled() {
+            return b.eps();
+        }
+        let (start, end) = (r.start.trim(), r.end.trim());
+        let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
+        let triggers = tool_triggers.unwrap_or_default();
+        stops.extend(triggers.iter().cloned());
+        stops.dedup();
+        // A call inside reasoning ends it only when no closing marker follows (the model
+        // skipped it); otherwise the call text is reasoning. The lookahead is need-more until
+        // the closing marker or the end of the output, so streams hold the text back rather
+        // than retract it.
+        let text = if triggers.is_empty() {
+            b.tag(tags::REASONING, b.until_one_of(&stops))
+        } else {
+            let at_trigger = b.peek(b.choice(triggers.iter().map(|t| b.literal(t))));
+            let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
+            // Tags stay outside the lookahead, so a partial parse shows no text beyond it.
+            b.seq([
+                b.tag(tags::REASONING, b.until_one_of(&stops)),
+                b.zero_or_more(b.seq([
+                    at_trigger,
+                    closed_later,
+                    b.tag(tags::REASONING, b.seq([b.any(), b.until_one_of(&stops)])),
+                ])),
+            ])
+        };
+        let _ = options.reasoning_open;
+        let close = b.seq([b.space(), b.literal(end)]);
+        if start.is_empty() {
+            b.optional(b.seq([text, close]))
+        } else {
+            b.optional(b.choice([
+                b.seq([b.space(), b.literal(start), text, b.optional(close)]),
+                // A closed (empty) block written by the prompt: the end marker alone.
+                close,
+            ]))
+        }
+    }
+
+    /// The tool-call block and its trigger (the text that starts it).
+    fn tools(&self, t: &ToolAnalysis, parallel: bool) -> (Parser, Vec<String>) {
+        let b = self.b;
+        let _ = parallel;
+        let call = match t.format {
+            ToolFormat::JsonNative => self.json_call(t),
+            ToolFormat::TagWithJson | ToolFormat::TagWithTagged => self.tag_call(t),
+        };
+        let separated = |call: Parser| {
+            b.seq([
+                call,
+                b.zero_or_more(b.seq([self.lit(&t.call_separator), call])),
+            ])
+        };
+        let array = t.json.as_ref().is_some_and(|j| j.array_wrapped);
+        let calls = if array {
+            b.seq([
+                b.literal("["),
+                b.space(),
+                call,
+                b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), call])),
+                b.space(),
+                b.literal("]"),
+            ])
+        } else {
+            separated(call)
+        };
+        let ss = t.section_start.trim();
+        let block = if ss.is_empty() {
+            b.seq([b.space(), calls, self.lit(&t.section_end)])
+        } else {
+            // The model may leave the section opener out when calls have their own opener.
+            let opener = if t.per_call_start.trim().is_empty() {
+                b.literal(ss)
+            } else {
+                b.optional(b.literal(ss))
+            };
+            b.seq([
+                b.space(),
+                opener,
+                b.space(),
+                calls,
+                b.optional(self.lit_before(&t.section_end)),
+            ])
+        };
+        let mut triggers: Vec<String> = Vec::new();
+        let mut add = |m: &str| {
+            let m = m.trim();
+            if !m.is_empty() && !triggers.iter().any(|t| t == m) {
+                triggers.push(m.to_owned());
+            }
+        };
+        if !ss.is_empty() {
+            add(ss);
+            if !array {
+                add(&t.per_call_start);
+            }
+        } else if array {
+            add(&t.per_call_start);
+            add("[");
+        } else {
+            add(&t.per_call_start);
+            if t.call_id.position == CallIdPosition::PreFuncName {
+                add(&t.call_id.prefix);
+            }
+            add(&t.function.name_prefix);
+            if t.format == ToolFormat::JsonNative && t.per_call_start.trim().is_empty() {
+                add("{");
+            }
+        }
+        if triggers.is_empty() {
+            triggers.push("{".to_owned());
+        }
+        (block, triggers)
+    }
+
+    fn call_id(&self, t: &ToolAnalysis, position: CallIdPosition) -> Parser {
+        let b = self.b;
+        let id = &t.call_id;
+        if id.position != position || position == CallIdPosition::None {
+            return b.eps();
+        }
+        b.seq([
+            self.lit(&id.prefix),
+            b.tag(tags::TOOL_ID, self.until_marker(&id.suffix)),
+            self.lit(&id.suffix),
+        ])
+    }
+
+    fn tag_call(&self, t: &ToolAnalysis) -> Parser {
+        let b = self.b;
+        let f = &t.function;
+        let args = match t.format {
+            ToolFormat::TagWithTagged => self.tagged_args(t),
+            _ => b.seq([
+                self.lit(&t.arguments.start),
+                b.tag(tags::TOOL_ARGS, b.json()),
+                self.lit(&t.arguments.end),
+            ]),
+        };
+        let name = if f.name_suffix.trim().is_empty() {
+            // The name runs to the arguments (or to the end of a call without arguments).
+            let args_start = match t.format {
+                ToolFormat::TagWithJson => "{",
+                _ if !t.arguments.start.trim().is_empty() => t.arguments.start.as_str(),
+                _ => t.arguments.name_prefix.as_str(),
+            };
+            let id_prefix = if t.call_id.position == CallIdPosition::BetweenFuncAndArgs {
+                t.call_id.prefix.as_str()
+            } else {
+                ""
+            };
+            let stops: Vec<&str> = [
+                id_prefix,
+                args_start,
+                f.close.as_str(),
+                t.per_call_end.as_str(),
+            ]
+            .into_iter()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .collect();
+            if stops.is_empty() {
+                b.until("{")
+            } else {
+                b.until_one_of(stops)
+            }
+        } else {
+            self.until_marker(&f.name_suffix)
+        };
+        // With a name prefix, the per-call opener may be left out by the model.
+        let opener = if f.name_prefix.trim().is_empty() {
+            self.lit(&t.per_call_start)
+        } else {
+            b.optional(self.lit(&t.per_call_start))
+        };
+        let named = b.seq([
+            self.lit(&f.name_prefix),
+            b.tag(tags::TOOL_NAME, name),
+            self.lit(&f.name_suffix),
+        ]);
+        let id = &t.call_id;
+        let (named, between) = if id.counter && id.position == CallIdPosition::BetweenFuncAndArgs {
+            // A per-call counter after the name: the call's id is the whole reference
+            // (`functions.NAME:0`).
+            let reference = b.seq([
+                named,
+                b.literal(id.prefix.trim()),
+                b.chars("[0-9]", 1, None),
+            ]);
+            (
+                b.seq([b.tag(tags::TOOL_ID, reference), self.lit(&id.suffix)]),
+                b.eps(),
+            )
+        } else {
+            (named, self.call_id(t, CallIdPosition::BetweenFuncAndArgs))
+        };
+        b.tag(
+            tags::TOOL,
+            b.seq([
+                opener,
+                self.call_id(t, CallIdPosition::PreFuncName),
+                named,
+                between,
+                args,
+                self.call_id(t, CallIdPosition::PostArgs),
+                self.lit_before(&f.close),
+                b.optional(self.lit_before(&t.per_call_end)),
+            ]),
+        )
+    }
+
+    fn tagged_args(&self, t: &ToolAnalysis) -> Parser {
+        let b = self.b;
+        let a = &t.arguments;
+        let value_end = if a.value_suffix.trim().is_empty() {
+            a.separator.clone()
+        } else {
+            a.value_suffix.clone()
+        };
+        let suffix_core = a.name_suffix.trim();
+        let typed_suffix =
+            a.non_string_values == NonStringValues::Different && suffix_core.chars().count() >= 2;
+        let (arg_name, name_suffix) = if typed_suffix {
+            // Non-string values change the name suffix (a type attribute): the name ends at
+            // the suffix's first character, the suffix runs to its last one.
+            let first = &suffix_core[..suffix_core.chars().next().map_or(0, char::len_utf8)];
+            let last = &suffix_core
+                [suffix_core.len() - suffix_core.chars().next_back().map_or(0, char::len_utf8)..];
+            (
+                b.until(first),
+                b.seq([b.literal(first), b.until(last), b.literal(last)]),
+            )
+        } else if a.value_prefix.trim().is_empty() {
+            (
+                self.until_marker(&a.name_suffix),
+                self.lit_exact_after(&a.name_suffix),
+            )
+        } else {
+            (self.until_marker(&a.name_suffix), self.lit(&a.name_suffix))
+        };
+        let arg = b.tag(
+            tags::TOOL_ARG,
+            b.seq([
+                self.lit(&a.name_prefix),
+                b.tag(tags::TOOL_ARG_NAME, arg_name),
+                name_suffix,
+                self.lit_exact_after(&a.value_prefix),
+                if self.literal_values {
+                    b.tag(
+                        tags::TOOL_ARG_VALUE,
+                        self.literal_value(&a.string_open, &a.string_close),
+                    )
+                } else {
+                    b.tag(tags::TOOL_ARG_VALUE, self.until_marker(&value_end))
+                },
+                self.lit_before(&a.value_suffix),
+            ]),
+        );
+        let sep = if a.separator.trim().is_empty() {
+            b.space()
+        } else {
+            self.lit(&a.separator)
+        };
+        b.seq([
+            self.lit(&a.start),
+            b.optional(b.seq([arg, b.zero_or_more(b.seq([sep, arg]))])),
+            self.lit_before(&a.end),
+        ])
+    }
+
+    /// A literal value (see [`literal`](super::literal)): Python/JSON literals when the quotes
+    /// are `'`/`"`, otherwise strings in the custom quotes, objects with bare keys, arrays and
+    /// bare scalars.
+    fn literal_value(&self, open: &str, close: &str) -> Parser {
+        let b = self.b;
+        if open == "'" || open == "\"" {
+            return b.json();
+        }
+        let value = b.reference("literal-value");
+        let string = b.seq([b.literal(open), b.until(close), b.literal(close)]);
+        let key = b.choice([string, b.chars("[A-Za-z0-9_.$-]", 1, None)]);
+        let member = b.seq([key, b.space(), b.literal(":"), b.space(), value]);
+        let list = |item: Parser, open: &str, close: &str| {
+            b.seq([
+                b.literal(open),
+                b.space(),
+                b.optional(b.seq([
+                    item,
+                    b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), item])),
+                ])),
+                b.space(),
+                b.literal(close),
+            ])
+        };
+        let object = list(member, "{", "}");
+        let array = list(value, "[", "]");
+        let bare = b.chars("[^,}\\] \\n\\r\\t]", 1, None);
+        b.rule("literal-value", b.choice([string, object, array, bare]))
+    }
+
+    fn json_call(&self, t: &ToolAnalysis) -> Parser {
+        let b = self.b;
+        let layout = t.json.clone().unwrap_or_default();
+        let object = if layout.name_is_key {
+            b.seq([
+                b.literal("{"),
+                b.space(),
+                b.tag(tags::TOOL_NAME, b.json_string()),
+                b.space(),
+                b.literal(":"),
+                b.space(),
+                b.tag(tags::TOOL_ARGS, b.json()),
+                b.space(),
+                b.literal("}"),
+            ])
+        } else {
+            let name = layout.name_field.as_deref().unwrap_or("name");
+            let args = layout.arguments_field.as_deref().unwrap_or("arguments");
+            let mut members = vec![
+                b.json_member(name, b.tag(tags::TOOL_NAME, b.json_string())),
+                b.json_member(args, b.tag(tags::TOOL_ARGS, b.json())),
+            ];
+            if let Some(id) = layout
+                .id_field
+                .as_ref()
+                .or(layout.generated_id_field.as_ref())
+            {
+                members.push(b.json_member(id, b.tag(tags::TOOL_ID, b.json())));
+            }
+            let inner = self.object(members.clone());
+            if let Some(function) = &layout.function_field {
+                members.insert(0, b.json_member(function, inner));
+            }
+            self.object(members)
+        };
+        b.tag(
+            tags::TOOL,
+            b.seq([
+                self.lit(&t.per_call_start),
+                object,
+                self.lit_before(&t.per_call_end),
+            ]),
+        )
+    }
+
+    /// `{ member (, member)* }` where a member is one of `members` or any other key.
+    fn object(&self, mut members: Vec<Parser>) -> Parser {
+        let b = self.b;
+        members.push(b.seq([
+            b.json_string(),
+            b.space(),
+            b.literal(":"),
+            b.space(),
+            b.json(),
+        ]));
+        let member = b.choice(members);
+        b.seq([
+            b.literal("{"),
+            b.space(),
+            member,
+            b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), member])),
+            b.space(),
+            b.literal("}"),
+        ])
+    }
+}
+
+/// The grammar of a channel-message turn (see [`ChannelFormat`]):
+///
+/// ```text
+/// turn    = message* end
+/// message = REOPEN? space (tool | other | dangling | reasoning | content) | plain
+/// tool    = header with recipient TOOL_RECIPIENT name, body: tag(tool_args, json)
+/// other   = header with another recipient: dropped
+/// reasoning / content = header of a reasoning / content channel, body tagged
+/// ```
+fn channel_grammar(
+    b: GrammarBuilder,
+    c: &ChannelFormat,
+    options: &GrammarOptions,
+) -> Result<BuiltGrammar, BuildError> {
+    let word = || b.chars("[A-Za-z0-9_.\\-]", 1, None);
+    let mut stops: Vec<String> = c.message_ends.clone();
+    stops.push(c.reopen.clone());
+    stops.retain(|s| !s.is_empty());
+    let end = b.optional(b.choice(c.message_ends.iter().map(|m| b.literal(m))));
+    let reopen = b.optional(b.seq([b.space(), b.literal(&c.reopen)]));
+    let constrain = b.optional(b.seq([
+        b.space(),
+        b.literal(&c.constrain),
+        b.chars("[A-Za-z0-9_.\\-]", 0, None),
+    ]));
+    let header_end = b.seq([constrain, b.space(), b.literal(&c.header_end)]);
+    let channel = |names: &[String]| b.choice(names.iter().map(|n| b.literal(n)));
+    let with_recipient = |recipient: Parser| {
+        b.choice([
+            b.seq([recipient, b.space(), b.literal(&c.header_start), word()]),
+            b.seq([b.literal(&c.header_start), word(), b.space(), recipient]),
+        ])
+    };
+    let tool_recipient = b.seq([
+        b.literal(&c.recipient),
+        b.literal(&c.tool_recipient),
+        b.tag(tags::TOOL_NAME, word()),
+    ]);
+    let other_recipient = b.seq([b.literal(&c.recipient), word()]);
+    let body = || b.until_one_of(&stops);
+    let mut alternatives = Vec::new();
+    if options.tools {
+        alternatives.push(b.tag(
+            tags::TOOL,
+            b.seq([
+                with_recipient(tool_recipient),
+                header_end,
+                b.space(),
+                b.tag(tags::TOOL_ARGS, b.json()),
+                b.space(),
+                end,
+            ]),
+        ));
+    }
+    // Messages to other recipients are dropped, as are headers left without a message.
+    alternatives.push(b.seq([with_recipient(other_recipient), header_end, body(), end]));
+    alternatives.push(with_recipient(other_recipient));
+    let reasoning_header = b.seq([
+        b.literal(&c.header_start),
+        channel(&c.reasoning_channels),
+        header_end,
+    ]);
+    if options.extract_reasoning {
+        alternatives.push(b.seq([reasoning_header, b.tag(tags::REASONING, body()), end]));
+    } else {
+        // Reasoning kept inline: the whole message, header included, is content.
+        alternatives.push(b.tag(tags::CONTENT, b.seq([reasoning_header, body(), end])));
+    }
+    alternatives.push(b.seq([
+        b.literal(&c.header_start),
+        channel(&c.content_channels),
+        header_end,
+        b.tag(tags::CONTENT, body()),
+        end,
+    ]));
+    let message = b.seq([reopen, b.space(), b.choice(alternatives)]);
+    let mut triggers = vec![
+        c.header_start.clone(),
+        c.reopen.clone(),
+        c.recipient.clone(),
+    ];
+    triggers.retain(|t| !t.is_empty());
+    let plain = b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)]));
+    let root = b.seq([b.zero_or_more(b.choice([message, plain])), b.end()]);
+    let mut markers = triggers;
+    markers.extend(c.message_ends.iter().cloned());
+    markers.sort();
+    markers.dedup();
+    Ok(BuiltGrammar {
+        grammar: b.build(root)?,
+        markers,
+    })
+}

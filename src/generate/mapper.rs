@@ -1,0 +1,499 @@
+//! The mapper: walks the AST of a (possibly partial) turn parse and drives a
+//! [`MessageBuilder`], incrementally.
+//!
+//! # Incremental mapping
+//! Partial parses of growing prefixes only change at the frontier: nodes left of it are final,
+//! and only the open (partial) nodes on the rightmost path grow (see [`crate::peg`]). The
+//! mapper therefore keeps a cursor over the pre-order node list: nodes before `next` were
+//! entered once; the open nodes form a stack; the open text leaf remembers how many of its
+//! bytes were pushed. An [`update`](Mapper::update) enters the new nodes, pushes only the new
+//! text of the open leaf, and exits the nodes that completed: O(new nodes + new text + stack
+//! depth). Should an open node vanish (an alternative that looked like a call failed and its
+//! text became content), the mapper starts again from a fresh builder; the stream then reports
+//! the retraction as a conflict instead of emitting it.
+//!
+//! # Rules
+//! - Names are set when their node completes (partial names are flagged not final), so
+//!   argument text waits in the builder's buffer until the name is known.
+//! - Tagged argument values: string-typed parameters (per the tool's JSON schema) are quoted;
+//!   JSON values that start a container stream as they come, scalars are pushed whole (and
+//!   quoted when they are not valid JSON).
+//! - Python-dict arguments are normalised to JSON by the builder.
+//! - Reasoning and content lose their outer whitespace: leading whitespace is dropped, and
+//!   trailing whitespace is held back until more text follows (trimming both ways is
+//!   monotone, so streams never emit what the final message trims).
+
+use crate::message::request::declared_types;
+use crate::message::{ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
+use crate::peg::{Ast, Grammar, TagId};
+
+use super::grammar::tags;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Reasoning,
+    Content,
+    Tool,
+    Id,
+    Name,
+    Args,
+    Arg,
+    ArgName,
+    ArgValue,
+    Other,
+}
+
+impl Kind {
+    fn of(tag: &str) -> Kind {
+        match tag {
+            tags::REASONING => Kind::Reasoning,
+            tags::CONTENT => Kind::Content,
+            tags::TOOL => Kind::Tool,
+            tags::TOOL_ID => Kind::Id,
+            tags::TOOL_NAME => Kind::Name,
+            tags::TOOL_ARGS => Kind::Args,
+            tags::TOOL_ARG => Kind::Arg,
+            tags::TOOL_ARG_NAME => Kind::ArgName,
+            tags::TOOL_ARG_VALUE => Kind::ArgValue,
+            _ => Kind::Other,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    index: usize,
+    kind: Kind,
+    start: usize,
+    /// Offset up to which the node's text was pushed.
+    pushed: usize,
+}
+
+/// How a tagged value is written into the arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValueMode {
+    /// Raw text as a JSON string.
+    String,
+    /// JSON streamed as it comes (objects, arrays).
+    Stream,
+    /// JSON pushed when complete (a string when it is not valid JSON).
+    Whole,
+    /// A nullable string pushed when complete: `null`, or the raw text as a string.
+    WholeString,
+    /// A Python/JSON literal, normalised to JSON when complete.
+    Literal,
+}
+
+/// Incremental AST → message mapping (see the module docs).
+#[derive(Debug)]
+pub struct Mapper<'t> {
+    tools: &'t [Tool],
+    kinds: Vec<(TagId, Kind)>,
+    /// Calls carry ids: a call is held back from streams until its id is known.
+    expects_id: bool,
+    /// Tagged values are literals with these string quotes.
+    literal_quotes: Option<(String, String)>,
+    python: bool,
+    prefill: Prefill,
+    builder: MessageBuilder,
+    next: usize,
+    stack: Vec<Open>,
+    tool_name: String,
+    arg_name: String,
+    /// Trailing whitespace of reasoning and content, held back until more text follows.
+    pending_ws: [String; 2],
+    /// The message as it was before the last restart, until taken.
+    before_restart: Option<PartialMessage>,
+    value_mode: ValueMode,
+    call_has_args: bool,
+    args_is_string: bool,
+    restarts: usize,
+    work: u64,
+}
+
+impl<'t> Mapper<'t> {
+    /// A mapper for calls to `tools`; `python`: arguments are Python dicts; `prefill`: what a
+    /// continued message already holds.
+    pub fn new(
+        grammar: &Grammar,
+        tools: &'t [Tool],
+        python: bool,
+        literal_quotes: Option<(String, String)>,
+        expects_id: bool,
+        prefill: Prefill,
+    ) -> Self {
+        let kinds = [
+            tags::REASONING,
+            tags::CONTENT,
+            tags::TOOL,
+            tags::TOOL_ID,
+            tags::TOOL_NAME,
+            tags::TOOL_ARGS,
+            tags::TOOL_ARG,
+            tags::TOOL_ARG_NAME,
+            tags::TOOL_ARG_VALUE,
+        ]
+        .into_iter()
+        .filter_map(|t| grammar.tag_id(t).map(|id| (id, Kind::of(t))))
+        .collect();
+        Mapper {
+            tools,
+            kinds,
+            expects_id,
+            literal_quotes,
+            python,
+            builder: MessageBuilder::with_prefill(&prefill),
+            prefill,
+            next: 0,
+            stack: Vec::new(),
+            tool_name: String::new(),
+            arg_name: String::new(),
+            pending_ws: Default::default(),
+            before_restart: None,
+            value_mode: ValueMode::Whole,
+            call_has_args: false,
+            args_is_string: false,
+            restarts: 0,
+            work: 0,
+        }
+    }
+
+    /// The message mapped so far (no healing).
+    pub fn message(&self) -> &PartialMessage {
+        self.builder.message()
+    }
+
+    /// The message as it was before the latest restart (once per restart).
+    pub fn take_restarted(&mut self) -> Option<PartialMessage> {
+        self.before_restart.take()
+    }
+
+    /// How many times an open node vanished and mapping restarted.
+    pub fn restarts(&self) -> usize {
+        self.restarts
+    }
+
+    /// Units of mapping work (nodes visited plus bytes pushed), for linearity tests.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// Finishes the message (`partial`: the output was cut off).
+    pub fn finish(self, partial: bool) -> PartialMessage {
+        self.builder.finish(partial)
+    }
+
+    /// Maps what `ast` (over `text`) adds to the previous update.
+    pub fn update(&mut self, ast: &Ast<'_>, text: &str) {
+        if !self.consistent(ast) {
+            self.restarts += 1;
+            let old = std::mem::replace(
+                &mut self.builder,
+                MessageBuilder::with_prefill(&self.prefill),
+            );
+            self.before_restart = Some(old.finish(true));
+            self.next = 0;
+            self.stack.clear();
+            self.tool_name.clear();
+            self.pending_ws = Default::default();
+        }
+        // The open leaf grew.
+        if let Some(top) = self.stack.last().copied() {
+            let end = ast
+                .nodes()
+                .get(top.index)
+                .map_or(top.pushed, |n| n.span().end);
+            self.push_text(top, end, text);
+        }
+        let nodes = ast.nodes();
+        while self.next < nodes.len() {
+            let index = self.next;
+            self.next += 1;
+            self.work += 1;
+            let node = &nodes[index];
+            let parent = node.parent().map(|p| p.index());
+            while let Some(top) = self.stack.last().copied() {
+                if Some(top.index) == parent || self.is_ancestor(ast, top.index, index) {
+                    break;
+                }
+                self.stack.pop();
+                self.exit(top, ast, text);
+            }
+            let span = node.span();
+            let open = Open {
+                index,
+                kind: self.kind(node.tag_id()),
+                start: span.start,
+                pushed: span.start,
+            };
+            self.enter(open);
+            self.stack.push(open);
+            self.push_text(open, span.end, text);
+        }
+        while let Some(top) = self.stack.last().copied() {
+            if nodes.get(top.index).is_some_and(|n| n.is_partial()) {
+                break;
+            }
+            self.stack.pop();
+            self.exit(top, ast, text);
+        }
+        // Partial names are shown (not final) while they grow.
+        if let Some(top) = self.stack.last().copied() {
+            if top.kind == Kind::Name {
+                if let Some(node) = nodes.get(top.index) {
+                    let name = partial_name(text.get(node.span()).unwrap_or_default());
+                    self.builder.set_partial_name(&name);
+                }
+            }
+        }
+    }
+
+    fn kind(&self, tag: TagId) -> Kind {
+        self.kinds
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map_or(Kind::Other, |(_, k)| *k)
+    }
+
+    fn consistent(&self, ast: &Ast<'_>) -> bool {
+        let nodes = ast.nodes();
+        nodes.len() >= self.next
+            && self.stack.iter().all(|o| {
+                nodes
+                    .get(o.index)
+                    .is_some_and(|n| n.span().start == o.start && n.span().end >= o.pushed)
+            })
+    }
+
+    fn is_ancestor(&self, ast: &Ast<'_>, ancestor: usize, mut index: usize) -> bool {
+        let nodes = ast.nodes();
+        while let Some(parent) = nodes.get(index).and_then(|n| n.parent()) {
+            if parent.index() == ancestor {
+                return true;
+            }
+            index = parent.index();
+        }
+        false
+    }
+
+    fn enter(&mut self, open: Open) {
+        match open.kind {
+            Kind::Tool => {
+                self.builder.start_tool_call();
+                if self.expects_id {
+                    self.builder.expect_id();
+                }
+                self.tool_name.clear();
+                self.call_has_args = false;
+            }
+            Kind::Id => self.builder.expect_id(),
+            Kind::Args => self.call_has_args = true,
+            _ => {}
+        }
+    }
+
+    /// Pushes the text of an open leaf up to `end`.
+    fn push_text(&mut self, open: Open, end: usize, text: &str) {
+        let top = match self.stack.last_mut() {
+            Some(top) if top.index == open.index => top,
+            _ => return,
+        };
+        if end <= top.pushed {
+            return;
+        }
+        let from = top.pushed;
+        let piece = match text.get(from..end) {
+            Some(piece) => piece,
+            None => return,
+        };
+        let pushed = match open.kind {
+            Kind::Reasoning => {
+                self.push_trimmed(0, piece);
+                end
+            }
+            Kind::Content => {
+                self.push_trimmed(1, piece);
+                end
+            }
+            Kind::Args => {
+                if from == open.start {
+                    self.args_is_string = piece.starts_with('"');
+                }
+                if self.args_is_string {
+                    // Arguments as a JSON-encoded string: pushed whole when complete.
+                    return;
+                }
+                if self.python {
+                    self.builder.push_python_arguments(piece);
+                } else {
+                    self.builder.push_arguments(piece);
+                }
+                end
+            }
+            Kind::ArgValue => {
+                if from == open.start {
+                    self.start_value(piece);
+                }
+                match self.value_mode {
+                    ValueMode::String => {
+                        self.builder.push_json_string_content(piece);
+                        end
+                    }
+                    ValueMode::Stream => {
+                        // Trailing whitespace may be the value's end: held back.
+                        let kept = piece.trim_end();
+                        if kept.is_empty() {
+                            return;
+                        }
+                        self.builder.push_arguments(kept);
+                        from + kept.len()
+                    }
+                    ValueMode::Whole | ValueMode::WholeString | ValueMode::Literal => return,
+                }
+            }
+            _ => return,
+        };
+        self.work += (pushed - from) as u64;
+        if let Some(top) = self.stack.last_mut() {
+            top.pushed = pushed;
+        }
+    }
+
+    /// Appends text to reasoning (`field` 0) or content (1) without its outer whitespace:
+    /// leading whitespace of the field is dropped, trailing whitespace waits until more text
+    /// follows (so the stream never emits what the final message trims).
+    fn push_trimmed(&mut self, field: usize, piece: &str) {
+        let message = self.builder.message();
+        let empty = if field == 0 {
+            message.reasoning_content.is_empty()
+        } else {
+            message.content.is_empty()
+        };
+        let piece = if empty { piece.trim_start() } else { piece };
+        let body = piece.trim_end();
+        let pending = &mut self.pending_ws[field];
+        if body.is_empty() {
+            if !empty {
+                pending.push_str(piece);
+            }
+            return;
+        }
+        let mut text = std::mem::take(pending);
+        text.push_str(body);
+        pending.push_str(&piece[body.len()..]);
+        if field == 0 {
+            self.builder.push_reasoning(&text);
+        } else {
+            self.builder.push_content(&text);
+        }
+    }
+
+    fn start_value(&mut self, first: &str) {
+        let schema = self
+            .tools
+            .iter()
+            .find(|t| t.name() == self.tool_name)
+            .and_then(|t| t.parameter(&self.arg_name));
+        let types = schema.map(declared_types).unwrap_or_default();
+        let kind = schema.map_or(ArgumentKind::Json, ArgumentKind::of_schema);
+        let nullable = types.iter().any(|t| t == "null");
+        let stringy = types.iter().any(|t| t == "string");
+        if self.literal_quotes.is_some() {
+            self.value_mode = ValueMode::Literal;
+            return;
+        }
+        self.value_mode = match kind {
+            // `null` for a nullable string is decided when the value is complete.
+            ArgumentKind::String if nullable => ValueMode::WholeString,
+            ArgumentKind::String => {
+                self.builder.open_string_value();
+                ValueMode::String
+            }
+            ArgumentKind::Json if !stringy && first.trim_start().starts_with(['{', '[']) => {
+                ValueMode::Stream
+            }
+            ArgumentKind::Json => ValueMode::Whole,
+        };
+    }
+
+    fn exit(&mut self, open: Open, ast: &Ast<'_>, text: &str) {
+        let Some(node) = ast.nodes().get(open.index) else {
+            return;
+        };
+        let raw = text.get(node.span()).unwrap_or_default();
+        match open.kind {
+            Kind::Name => {
+                let name = decode_name(raw);
+                self.builder.set_name(&name);
+                self.tool_name = name;
+            }
+            Kind::Id => self.builder.set_id(&decode_name(raw)),
+            Kind::Args if self.args_is_string => {
+                let inner = serde_json::from_str::<String>(raw).unwrap_or_default();
+                self.builder.push_arguments(&inner);
+            }
+            Kind::ArgName => {
+                self.arg_name = raw.trim().to_owned();
+                self.builder.push_argument_key(&self.arg_name);
+                self.call_has_args = true;
+                self.value_mode = ValueMode::Whole;
+            }
+            Kind::ArgValue => {
+                if open.pushed == open.start && raw.is_empty() {
+                    self.start_value(raw);
+                }
+                if self.value_mode == ValueMode::Literal {
+                    let (open, close) = self.literal_quotes.clone().unwrap_or_default();
+                    let json = super::literal::literal_to_json(raw, &open, &close);
+                    self.builder.push_arguments(&json);
+                } else if self.value_mode == ValueMode::WholeString {
+                    let value = if raw.trim() == "null" {
+                        "null".to_owned()
+                    } else {
+                        serde_json::Value::String(raw.to_owned()).to_string()
+                    };
+                    self.builder.push_arguments(&value);
+                } else if self.value_mode == ValueMode::Whole {
+                    let value = raw.trim();
+                    if serde_json::from_str::<serde_json::Value>(value).is_ok() {
+                        self.builder.push_arguments(value);
+                    } else {
+                        self.builder.push_arguments(
+                            &serde_json::Value::String(value.to_owned()).to_string(),
+                        );
+                    }
+                }
+            }
+            Kind::Arg => self.builder.end_argument_value(),
+            Kind::Tool => {
+                if !self.call_has_args {
+                    self.builder.push_arguments("{}");
+                }
+                self.builder.end_tool_call();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A complete name: a JSON/Python string is decoded, raw text is trimmed.
+fn decode_name(raw: &str) -> String {
+    let raw = raw.trim();
+    if raw.starts_with('"') {
+        if let Ok(s) = serde_json::from_str::<String>(raw) {
+            return s;
+        }
+    }
+    if raw.len() >= 2 && raw.starts_with('\'') && raw.ends_with('\'') {
+        return raw[1..raw.len() - 1].to_owned();
+    }
+    if let Ok(serde_json::Value::Number(n)) = serde_json::from_str::<serde_json::Value>(raw) {
+        return n.to_string();
+    }
+    raw.to_owned()
+}
+
+/// A name cut short: without its opening quote.
+fn partial_name(raw: &str) -> String {
+    raw.trim().trim_start_matches(['"', '\'']).to_owned()
+}

@@ -1,0 +1,431 @@
+//! [`ChatParser`]: the built parser for one assistant turn, with one-shot parsing.
+
+use std::fmt;
+
+use crate::analyze::{Analysis, CallIdPosition, Part};
+use crate::message::{ChatMessage, ChatRequest, PartialMessage, Prefill, Tool, ToolCall};
+use crate::peg::{BuildError, Grammar, ParseError, Status};
+use crate::template::ChatTemplate;
+
+use super::families;
+use super::format::{ReasoningFormat, TurnFormat};
+use super::grammar::{build_grammar, GrammarOptions};
+use super::mapper::Mapper;
+use super::prompt;
+use super::stream::ChatStream;
+
+/// Why a parser could not be built.
+#[derive(Debug, Clone)]
+pub struct GenerateError {
+    /// The template's name.
+    pub template: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for GenerateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "template {}: {}", self.template, self.message)
+    }
+}
+
+impl std::error::Error for GenerateError {}
+
+/// Where parsing the output stopped being what the format describes: the text from there on
+/// is kept as content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseProblem {
+    /// The template's name.
+    pub template: String,
+    /// Byte offset in the model output.
+    pub offset: usize,
+    /// 1-based line in the model output.
+    pub line: usize,
+    /// 1-based column (in characters) in the model output.
+    pub column: usize,
+    /// What was expected there.
+    pub expected: String,
+}
+
+impl fmt::Display for ParseProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "template {}: at byte {} (line {}, column {}): expected {}",
+            self.template, self.offset, self.line, self.column, self.expected
+        )
+    }
+}
+
+/// The result of a parse: the message, and the problem if the output did not fully follow the
+/// format (the message then keeps the unparsed text as content).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The parsed message.
+    pub message: ChatMessage,
+    /// Where the format was not followed, if anywhere.
+    pub problem: Option<ParseProblem>,
+}
+
+/// The parser for one assistant turn, built from a template analysis and a request.
+///
+/// Immutable and `Send + Sync`: build once per request and parse or [`stream`](Self::stream)
+/// the output.
+#[derive(Debug, Clone)]
+pub struct ChatParser {
+    pub(crate) grammar: Grammar,
+    pub(crate) format: TurnFormat,
+    pub(crate) options: GrammarOptions,
+    pub(crate) prefill_text: String,
+    pub(crate) prefill: Prefill,
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) python: bool,
+    pub(crate) expects_id: bool,
+    pub(crate) literal_quotes: Option<(String, String)>,
+    /// The fast path for outputs without any marker (plain content), when there is no prefill.
+    pub(crate) plain_scan: Option<PlainScan>,
+    pub(crate) template: String,
+    pub(crate) triggers: Vec<String>,
+}
+
+impl ChatParser {
+    /// Builds the parser for `request` from `template` and its `analysis` (renders the prompt
+    /// to find the prefill).
+    pub fn new(
+        template: &ChatTemplate,
+        analysis: &Analysis,
+        request: &ChatRequest,
+    ) -> Result<ChatParser, GenerateError> {
+        let mut format = TurnFormat::from_analysis(analysis);
+        if !format.reasoning.is_enabled()
+            && !analysis
+                .unsupported
+                .iter()
+                .any(|u| u.part == Part::Reasoning)
+        {
+            // No reasoning markers render: models trained on such templates may still think in
+            // the conventional `<think>` block at the start of the output.
+            format.reasoning = ReasoningFormat {
+                start: "<think>".to_owned(),
+                end: "</think>".to_owned(),
+                tool_calls_only: false,
+            };
+        }
+        let rendered = prompt::render_prompt(template, request, true).unwrap_or_default();
+        let generation_prompt = if request.continued_message().is_some() {
+            String::new()
+        } else {
+            prompt::generation_prompt_of(template, request, &rendered)
+        };
+        families::refine(&mut format, &rendered);
+        let mut prefill_text = prompt::prefill_text(
+            &generation_prompt,
+            &analysis.generation_prompt.header,
+            &format,
+        );
+        // Reasoning kept inline: a closed (empty) block the prompt wrote is not part of what the
+        // model said; an opened one is.
+        let end = format.reasoning.end.trim();
+        if !request.extracts_reasoning() && !end.is_empty() && prefill_text.contains(end) {
+            prefill_text.clear();
+        }
+        Self::from_format(template.name(), format, request, prefill_text)
+    }
+
+    /// Builds the parser from an explicit format; `prefill_text` is what the prompt already
+    /// wrote of the turn.
+    pub fn from_format(
+        template_name: &str,
+        format: TurnFormat,
+        request: &ChatRequest,
+        prefill_text: String,
+    ) -> Result<ChatParser, GenerateError> {
+        let mut options = GrammarOptions {
+            extract_reasoning: request.extracts_reasoning(),
+            tools: request.tools_enabled(),
+            parallel_tool_calls: request.parallel_tool_calls,
+            reasoning_open: false,
+            json_schema: request.json_schema.is_some(),
+        };
+        // Whitespace alone (the end of the assistant header) changes nothing.
+        let mut prefill_text = if prefill_text.trim().is_empty() {
+            String::new()
+        } else {
+            prefill_text
+        };
+        if let Some((start, reasoning_may_open)) = prompt::continuation_start(request, &format) {
+            prefill_text = start;
+            options.extract_reasoning &= reasoning_may_open;
+        }
+        let (start, end) = (format.reasoning.start.trim(), format.reasoning.end.trim());
+        options.reasoning_open = !start.is_empty()
+            && prefill_text
+                .rfind(start)
+                .is_some_and(|at| end.is_empty() || !prefill_text[at..].contains(end));
+        let built = build_grammar(&format, &options, template_name).map_err(|e: BuildError| {
+            GenerateError {
+                template: template_name.to_owned(),
+                message: e.to_string(),
+            }
+        })?;
+        let prefill = request.prefill();
+        let plain_scan = (prefill_text.is_empty()
+            && prefill.content.is_empty()
+            && prefill.reasoning_content.is_empty())
+        .then(|| PlainScan::new(&built.markers))
+        .flatten();
+        let grammar = built.grammar;
+        let python = format
+            .tools
+            .as_ref()
+            .and_then(|t| t.json.as_ref())
+            .is_some_and(|j| j.python_dicts);
+        let literal_quotes = format
+            .tools
+            .as_ref()
+            .filter(|_| format.literal_values)
+            .map(|t| {
+                (
+                    t.arguments.string_open.clone(),
+                    t.arguments.string_close.clone(),
+                )
+            });
+        let triggers = format
+            .tools
+            .as_ref()
+            .filter(|_| options.tools)
+            .map(|t| {
+                [&t.section_start, &t.per_call_start, &t.function.name_prefix]
+                    .into_iter()
+                    .map(|m| m.trim().to_owned())
+                    .filter(|m| !m.is_empty())
+                    .take(1)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let expects_id = format.tools.as_ref().is_some_and(|t| {
+            t.call_id.position != CallIdPosition::None
+                || t.json
+                    .as_ref()
+                    .is_some_and(|j| j.id_field.is_some() || j.generated_id_field.is_some())
+        });
+        Ok(ChatParser {
+            expects_id,
+            literal_quotes,
+            grammar,
+            format,
+            options,
+            prefill_text,
+            prefill,
+            plain_scan,
+            tools: request.tools.clone(),
+            python,
+            template: template_name.to_owned(),
+            triggers,
+        })
+    }
+
+    /// The turn format the parser was built from.
+    pub fn format(&self) -> &TurnFormat {
+        &self.format
+    }
+
+    /// The request options the grammar was built with.
+    pub fn options(&self) -> &GrammarOptions {
+        &self.options
+    }
+
+    /// The grammar (for dumps and debugging).
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+
+    /// What the prompt already wrote of the turn; the parser reads it before the output.
+    pub fn prefill_text(&self) -> &str {
+        &self.prefill_text
+    }
+
+    /// Texts that start a tool call: a server with lazy grammar-constrained decoding switches
+    /// the constraint on when the model writes one.
+    pub fn triggers(&self) -> &[String] {
+        &self.triggers
+    }
+
+    /// Markers a server must keep as special tokens (not strip when detokenising).
+    pub fn preserved_tokens(&self) -> &[String] {
+        &self.format.preserved_tokens
+    }
+
+    /// Parses a complete output.
+    pub fn parse(&self, output: &str) -> Parsed {
+        self.parse_with(output, false)
+    }
+
+    /// Parses an output that may be cut off (open calls stay open, arguments are not closed).
+    pub fn parse_partial(&self, output: &str) -> PartialMessage {
+        let mut session = self.grammar.session();
+        session.feed_str(&self.prefill_text);
+        session.feed_str(output);
+        let mut mapper = self.mapper();
+        mapper.update(&session.ast(), session.text());
+        mapper.finish(session.status() == Status::NeedMore)
+    }
+
+    fn parse_with(&self, output: &str, partial: bool) -> Parsed {
+        if let Some(scan) = &self.plain_scan {
+            if !scan.has_marker(output) {
+                // Nothing but content: the grammar would give one content node.
+                let mut message = ChatMessage::assistant();
+                message.content = output.trim().to_owned();
+                return Parsed {
+                    message,
+                    problem: None,
+                };
+            }
+        }
+        let owned;
+        let text: &str = if self.prefill_text.is_empty() {
+            output
+        } else {
+            owned = format!("{}{output}", self.prefill_text);
+            &owned
+        };
+        let parse = if partial {
+            self.grammar.parse_partial(text)
+        } else {
+            self.grammar.parse(text)
+        };
+        if let (Status::Failure, Some(error)) = (parse.status, parse.error.as_ref()) {
+            let mut message = ChatMessage::assistant();
+            message.content = format!("{}{output}", self.prefill.content);
+            message.reasoning_content = self.prefill.reasoning_content.clone();
+            return Parsed {
+                message,
+                problem: Some(self.problem(error, output)),
+            };
+        }
+        let mut mapper = self.mapper();
+        mapper.update(&parse.ast, text);
+        let message = into_message(mapper.finish(partial));
+        let problem = self.unparsed_call(&message, output);
+        Parsed { message, problem }
+    }
+
+    pub(crate) fn mapper(&self) -> Mapper<'_> {
+        Mapper::new(
+            &self.grammar,
+            &self.tools,
+            self.python,
+            self.literal_quotes.clone(),
+            self.expects_id,
+            self.prefill.clone(),
+        )
+    }
+
+    /// A parse failure, located in the output (not counting the prefill).
+    pub(crate) fn problem(&self, error: &ParseError, output: &str) -> ParseProblem {
+        let offset = error.offset().saturating_sub(self.prefill_text.len());
+        located(
+            &self.template,
+            output,
+            offset,
+            error.expected().join(" or "),
+        )
+    }
+
+    /// A trigger left in the content: a call started there but did not parse.
+    fn unparsed_call(&self, message: &ChatMessage, output: &str) -> Option<ParseProblem> {
+        for trigger in &self.triggers {
+            if message.content.contains(trigger.as_str()) {
+                let offset = output.find(trigger.as_str()).unwrap_or(0);
+                return Some(located(
+                    &self.template,
+                    output,
+                    offset,
+                    format!("a tool call after `{trigger}` (kept as content)"),
+                ));
+            }
+        }
+        None
+    }
+
+    /// Starts a stream over the output.
+    pub fn stream(&self) -> ChatStream<'_> {
+        ChatStream::new(self)
+    }
+}
+
+pub(crate) fn located(
+    template: &str,
+    output: &str,
+    offset: usize,
+    expected: String,
+) -> ParseProblem {
+    let mut offset = offset.min(output.len());
+    while !output.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &output[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    ParseProblem {
+        template: template.to_owned(),
+        offset,
+        line,
+        column,
+        expected,
+    }
+}
+
+/// A finished snapshot as a message, moving the text instead of copying it.
+fn into_message(partial: PartialMessage) -> ChatMessage {
+    let mut message = ChatMessage::assistant();
+    message.content = partial.content;
+    message.reasoning_content = partial.reasoning_content;
+    message.tool_calls = partial
+        .tool_calls
+        .into_iter()
+        .map(|c| ToolCall {
+            id: c.id,
+            name: c.name,
+            arguments: c.arguments,
+        })
+        .collect();
+    message
+}
+
+/// Finds whether any marker occurs in a text: one `memchr` pass over the markers' first bytes
+/// (at most three distinct ones), checking the markers only where one of them occurs.
+#[derive(Debug, Clone)]
+pub(crate) struct PlainScan {
+    firsts: Vec<u8>,
+    markers: Vec<String>,
+}
+
+impl PlainScan {
+    fn new(markers: &[String]) -> Option<PlainScan> {
+        let mut firsts: Vec<u8> = markers.iter().filter_map(|m| m.bytes().next()).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        (firsts.len() <= 3 && markers.iter().all(|m| !m.is_empty())).then(|| PlainScan {
+            firsts,
+            markers: markers.to_vec(),
+        })
+    }
+
+    fn has_marker(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        let hit = |at: usize| {
+            self.markers
+                .iter()
+                .any(|m| bytes[at..].starts_with(m.as_bytes()))
+        };
+        match self.firsts.as_slice() {
+            [a] => memchr::memchr_iter(*a, bytes).any(hit),
+            [a, b] => memchr::memchr2_iter(*a, *b, bytes).any(hit),
+            [a, b, c] => memchr::memchr3_iter(*a, *b, *c, bytes).any(hit),
+            [] => false,
+            _ => true,
+        }
+    }
+}
