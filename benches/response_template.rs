@@ -1,21 +1,40 @@
 //! Response-template parsing speed on `shared/bench/hf-response` (skipped with a notice when
 //! absent): one-shot `parse_response`, and streaming in 4-byte feeds, for the 1 KB, 10 KB and
 //! 100 KB inputs plus a 1 MB input made by repeating the 100 KB one in memory.
+//!
+//! Both groups list the same inputs (`<template> <size>`) in the same order, so the streaming
+//! cost relative to one-shot (goal: at most 2×) reads off one run: compare the `stream_4_bytes`
+//! and `one_shot` rows of an input (fastest and median).
 
 use chatparse::response_template::{parse_response, ResponseParser, ResponseTemplate};
 use chatparse::shared_data::shared_path_or_skip;
 use divan::counter::BytesCount;
 use divan::Bencher;
 
-const TEMPLATES: &[&str] = &["smollm", "qwen3", "gpt_oss"];
-const SIZES: &[&str] = &["1KB", "10KB", "100KB", "1MB"];
+/// `<template> <size>`: every template at every size.
+const INPUTS: &[&str] = &[
+    "gpt_oss 1KB",
+    "gpt_oss 10KB",
+    "gpt_oss 100KB",
+    "gpt_oss 1MB",
+    "qwen3 1KB",
+    "qwen3 10KB",
+    "qwen3 100KB",
+    "qwen3 1MB",
+    "smollm 1KB",
+    "smollm 10KB",
+    "smollm 100KB",
+    "smollm 1MB",
+];
 
 fn main() {
     divan::main();
 }
 
-/// Loads a template and an input, or `None` (with a notice) when the data is absent.
-fn load(name: &str, size: &str) -> Option<(ResponseTemplate, String)> {
+/// Loads a template and an input (`<template> <size>`), or `None` (with a notice) when the
+/// data is absent.
+fn load(input: &str) -> Option<(ResponseTemplate, String)> {
+    let (name, size) = input.split_once(' ')?;
     let dir = shared_path_or_skip("bench/hf-response", "benches/response_template")?;
     let template = ResponseTemplate::from_path(dir.join(format!("{name}.template.json"))).ok()?;
     let text = if size == "1MB" {
@@ -42,9 +61,9 @@ fn feeds(text: &str) -> Vec<&str> {
     out
 }
 
-#[divan::bench(args = TEMPLATES, consts = [0, 1, 2, 3])]
-fn one_shot<const SIZE: usize>(bencher: Bencher, name: &str) {
-    let Some((template, text)) = load(name, SIZES[SIZE]) else {
+#[divan::bench(args = INPUTS)]
+fn one_shot(bencher: Bencher, input: &str) {
+    let Some((template, text)) = load(input) else {
         return;
     };
     bencher
@@ -52,9 +71,9 @@ fn one_shot<const SIZE: usize>(bencher: Bencher, name: &str) {
         .bench(|| parse_response(&template, divan::black_box(&text), None, None));
 }
 
-#[divan::bench(args = TEMPLATES, consts = [0, 1, 2, 3])]
-fn stream_4_bytes<const SIZE: usize>(bencher: Bencher, name: &str) {
-    let Some((template, text)) = load(name, SIZES[SIZE]) else {
+#[divan::bench(args = INPUTS)]
+fn stream_4_bytes(bencher: Bencher, input: &str) {
+    let Some((template, text)) = load(input) else {
         return;
     };
     let pieces = feeds(&text);

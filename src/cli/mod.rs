@@ -5,8 +5,11 @@
 //!   streaming time over a benchmark manifest.
 //! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
 //! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.
-//! - `chatparse parse --template T [--request R] [INPUT]` ([`parse`]): one output to a message.
-//! - `chatparse stream --template T [--request R] [--chunk N] [INPUT]` ([`stream`]): deltas.
+//! - `chatparse parse --template T [--request R] [INPUT]` ([`parse`]): one output to a message;
+//!   with `--response-template RT` (instead of `--template`), the dict that Hugging Face
+//!   response template parses.
+//! - `chatparse stream --template T [--request R] [--chunk N] [INPUT]` ([`stream`]): deltas;
+//!   with `--response-template RT`, the response template's events, then its dict.
 //! - `chatparse check [DIR] [--templates DIR]` ([`check`]): runs a fixture corpus, or analysis +
 //!   round trip over a template directory.
 //! - `chatparse new MODEL --template T.jinja` ([`new`]): scaffolds a fixture folder.

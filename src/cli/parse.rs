@@ -1,14 +1,17 @@
 //! `chatparse parse --template T.jinja [--request R.json] [INPUT|-]`: parses one model output
-//! into a chat message (OpenAI JSON on stdout).
+//! into a chat message (OpenAI JSON on stdout). With `--response-template RT.json` the output is
+//! parsed by that Hugging Face response template instead (no chat template needed) and the
+//! parsed dict is printed.
 
 use clap::Args;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::analyze::analyze_cached;
 use crate::generate::ChatParser;
 use crate::message::ChatRequest;
+use crate::response_template::{parse_response, ResponseTemplate};
 use crate::template::ChatTemplate;
 
 /// Parse model output into a chat message (content, reasoning, tool calls) for a chat template.
@@ -17,12 +20,21 @@ use crate::template::ChatTemplate;
 /// as content and reported on stderr (where, and what was expected).
 #[derive(Debug, Args)]
 pub struct ParseArgs {
-    /// The Jinja chat template file.
-    #[arg(long, value_name = "T.jinja")]
-    template: PathBuf,
+    /// The Jinja chat template file (not needed with `--response-template`).
+    #[arg(
+        long,
+        value_name = "T.jinja",
+        required_unless_present = "response_template"
+    )]
+    template: Option<PathBuf>,
     /// The chat request (messages, tools, options) as JSON; default: one user message, no tools.
     #[arg(long, value_name = "R.json")]
     request: Option<PathBuf>,
+    /// Parse with this Hugging Face response template (its JSON, or a tokenizer_config.json
+    /// with a `response_template` key) instead of the chat template's analysis; prints the
+    /// parsed dict. The request's `tools`, if any, drive argument coercion.
+    #[arg(long, value_name = "RT.json", conflicts_with_all = ["partial", "verbose"])]
+    response_template: Option<PathBuf>,
     /// The output was cut off (parse it as a prefix).
     #[arg(long)]
     partial: bool,
@@ -61,26 +73,112 @@ pub(crate) fn load(
         }))
         .map_err(|e| e.to_string())?,
     };
-    let output = match input {
+    let output = read_input(input)?;
+    let analysis = analyze_cached(&template);
+    let parser = ChatParser::new(&template, &analysis, &request).map_err(|e| e.to_string())?;
+    Ok(Loaded { parser, output })
+}
+
+/// The model output: a file, or stdin for `-` or no path.
+fn read_input(input: Option<&PathBuf>) -> Result<Vec<u8>, String> {
+    match input {
         Some(path) if path.as_os_str() != "-" => {
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
         }
         _ => {
             let mut buf = Vec::new();
             std::io::stdin()
                 .read_to_end(&mut buf)
                 .map_err(|e| format!("cannot read stdin: {e}"))?;
-            buf
+            Ok(buf)
+        }
+    }
+}
+
+/// What `--response-template` needs: the template, the request's tools (for argument
+/// coercion) and the model output.
+pub(crate) struct LoadedResponse {
+    pub template: ResponseTemplate,
+    pub tools: Option<Vec<serde_json::Value>>,
+    pub output: String,
+}
+
+pub(crate) fn load_response(
+    template: &Path,
+    request: Option<&PathBuf>,
+    input: Option<&PathBuf>,
+) -> Result<LoadedResponse, String> {
+    let template = ResponseTemplate::from_path(template).map_err(|e| e.to_string())?;
+    let tools = match request {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let request: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            request
+                .get("tools")
+                .and_then(serde_json::Value::as_array)
+                .cloned()
+        }
+        None => None,
+    };
+    let output = String::from_utf8_lossy(&read_input(input)?).into_owned();
+    Ok(LoadedResponse {
+        template,
+        tools,
+        output,
+    })
+}
+
+/// `parse --response-template`: prints the parsed dict (exit 1 when the output does not parse).
+fn run_response_template(args: &ParseArgs, template: &Path) -> ExitCode {
+    let loaded = match load_response(template, args.request.as_ref(), args.input.as_ref()) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("chatparse parse: {e}");
+            return ExitCode::from(2);
         }
     };
-    let analysis = analyze_cached(&template);
-    let parser = ChatParser::new(&template, &analysis, &request).map_err(|e| e.to_string())?;
-    Ok(Loaded { parser, output })
+    match parse_response(
+        &loaded.template,
+        &loaded.output,
+        None,
+        loaded.tools.as_deref(),
+    ) {
+        Ok(message) => print_json(&message),
+        Err(e) => {
+            eprintln!("chatparse parse: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints a value as pretty JSON on stdout.
+fn print_json<T: serde::Serialize>(value: &T) -> ExitCode {
+    match serde_json::to_string_pretty(value) {
+        Ok(json) => {
+            use std::io::Write;
+            // A closed stdout (e.g. `| head`) is not an error worth a panic.
+            let _ = writeln!(std::io::stdout().lock(), "{json}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("chatparse parse: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Runs the subcommand.
 pub fn run(args: &ParseArgs) -> ExitCode {
-    let loaded = match load(&args.template, args.request.as_ref(), args.input.as_ref()) {
+    if let Some(response_template) = &args.response_template {
+        return run_response_template(args, response_template);
+    }
+    let Some(template) = &args.template else {
+        eprintln!("chatparse parse: --template or --response-template is required");
+        return ExitCode::from(2);
+    };
+    let loaded = match load(template, args.request.as_ref(), args.input.as_ref()) {
         Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("chatparse parse: {e}");
@@ -105,16 +203,5 @@ pub fn run(args: &ParseArgs) -> ExitCode {
         }
         parsed.message
     };
-    match serde_json::to_string_pretty(&message) {
-        Ok(json) => {
-            use std::io::Write;
-            // A closed stdout (e.g. `| head`) is not an error worth a panic.
-            let _ = writeln!(std::io::stdout().lock(), "{json}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("chatparse parse: {e}");
-            ExitCode::from(2)
-        }
-    }
+    print_json(&message)
 }

@@ -198,10 +198,16 @@ impl Content {
                 let mut merged = Vec::new();
                 for (key, value) in tag.pairs(raw)? {
                     let value = match value_parser {
-                        Some(p) => p.parse(&value)?,
-                        None => Value::String(value),
+                        Some(p) => p.parse(value)?,
+                        None => Value::String(value.to_owned()),
                     };
-                    insert(&mut map, &mut merged, key, value, *merge_duplicates);
+                    insert(
+                        &mut map,
+                        &mut merged,
+                        key.to_owned(),
+                        value,
+                        *merge_duplicates,
+                    );
                 }
                 Ok(Value::Object(map))
             }
@@ -346,14 +352,14 @@ impl JsonArgs {
             // Cannot be JSON: skip the failing parse.
             return Ok(Value::String(stripped.to_owned()));
         }
-        let mut text = stripped.to_owned();
+        let mut rewritten = None;
         if !self.string_delims.is_empty() {
-            text = apply_string_delims(&text, &self.string_delims);
+            rewritten = Some(apply_string_delims(stripped, &self.string_delims));
         }
         if self.unquoted_keys {
-            text = quote_keys(&text);
+            rewritten = Some(quote_keys(rewritten.as_deref().unwrap_or(stripped)));
         }
-        match serde_json::from_str::<Value>(&text) {
+        match serde_json::from_str::<Value>(rewritten.as_deref().unwrap_or(stripped)) {
             Ok(v) => Ok(v),
             Err(_) if self.allow_non_json => Ok(Value::String(py_strip(raw).to_owned())),
             Err(e) => Err(format!("invalid JSON: {e}")),

@@ -96,6 +96,7 @@ impl ChunkText {
 }
 
 impl From<&str> for ChunkText {
+    #[inline]
     fn from(s: &str) -> ChunkText {
         let mut bytes = [0u8; INLINE];
         match (bytes.get_mut(..s.len()), u8::try_from(s.len())) {

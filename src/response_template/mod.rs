@@ -40,6 +40,16 @@
 //! region closes. An empty match is never taken where the previous delimiter ended, so the
 //! parser always makes progress. The result does not depend on how the text is chunked.
 //!
+//! # Cost
+//!
+//! Text that no watched delimiter can start is skipped with `memchr` (one-shot) or, in
+//! streaming, handed to the open region by a per-feed fast path (one table lookup per byte,
+//! no scanner setup) while nothing is in flight. Capture groups are read only once a match
+//! is decided, on the match span alone. `xml-inline` tag patterns that need no backtracking
+//! run on the automata engines, anchored at each byte that can begin a match. A streaming
+//! parser also clones each region's value once (the `region_close` event and the message each
+//! own one).
+//!
 //! # Limits
 //!
 //! - Patterns: lookarounds, backreferences, atomic groups and possessive quantifiers are

@@ -109,6 +109,9 @@ impl Pattern {
                     .match_kind(MatchKind::LeftmostFirst)
                     .start_kind(StartKind::Anchored)
                     .minimize(false)
+                    // The scanner steps states itself: acceleration would only make states
+                    // with self-loops (`.*?`) special, which stops `Scanner::glide` on them.
+                    .accelerate(false)
                     .dfa_size_limit(Some(DFA_LIMIT))
                     .determinize_size_limit(Some(DFA_LIMIT)),
             )
@@ -353,10 +356,117 @@ fn short_error(message: &str) -> String {
     }
 }
 
-/// A backtracking pattern, for `xml-inline` `tag_pattern`.
+/// A `tag_pattern` for `xml-inline`. Patterns the automata engines can run (the same
+/// translation for both targets: no lookaround, backreference or word boundary) use a
+/// `meta::Regex` searched anchored at each byte that can begin a match (known from the
+/// pattern's prefix literals); the others go through a backtracking engine.
 #[derive(Debug)]
 pub(crate) struct TagPattern {
     regex: fancy_regex::Regex,
+    auto: Option<AutoTag>,
+}
+
+/// The automata form of a tag pattern.
+#[derive(Debug)]
+struct AutoTag {
+    regex: meta::Regex,
+    key: usize,
+    value: usize,
+    /// Every match begins with one of these bytes (`None`: not known, search unanchored).
+    first: Option<Vec<u8>>,
+}
+
+impl AutoTag {
+    fn build(py: &str, backtracking: &str) -> Option<AutoTag> {
+        let rust = translate(py, Target::Automaton).ok()?;
+        if rust != backtracking || rust.contains("\\b") || rust.contains("\\B") {
+            return None;
+        }
+        let syntax = syntax::Config::new()
+            .dot_matches_new_line(true)
+            .unicode(true)
+            .utf8(true);
+        let regex = meta::Builder::new()
+            .syntax(syntax)
+            .configure(meta::Config::new().match_kind(MatchKind::LeftmostFirst))
+            .build(&rust)
+            .ok()?;
+        let info = regex.group_info();
+        let key = info.to_index(regex_automata::PatternID::ZERO, "key")?;
+        let value = info.to_index(regex_automata::PatternID::ZERO, "value")?;
+        let hir = regex_syntax::ParserBuilder::new()
+            .dot_matches_new_line(true)
+            .unicode(true)
+            .utf8(true)
+            .build()
+            .parse(&rust)
+            .ok()?;
+        let seq = regex_syntax::hir::literal::Extractor::new()
+            .kind(regex_syntax::hir::literal::ExtractKind::Prefix)
+            .extract(&hir);
+        let first = seq.literals().and_then(|lits| {
+            let mut bytes: Vec<u8> = Vec::new();
+            for lit in lits {
+                let b = *lit.as_bytes().first()?;
+                if !bytes.contains(&b) {
+                    bytes.push(b);
+                }
+            }
+            (!bytes.is_empty() && bytes.len() <= 3).then_some(bytes)
+        });
+        Some(AutoTag {
+            regex,
+            key,
+            value,
+            first,
+        })
+    }
+
+    /// The next position at or after `at` where a match may begin.
+    fn next_candidate(first: &[u8], hay: &[u8], at: usize) -> Option<usize> {
+        let rest = hay.get(at..)?;
+        let off = match first {
+            [a] => memchr::memchr(*a, rest),
+            [a, b] => memchr::memchr2(*a, *b, rest),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
+            _ => Some(0),
+        }?;
+        Some(at + off)
+    }
+
+    fn pairs<'h>(&self, hay: &'h str) -> Vec<(&'h str, &'h str)> {
+        let mut out = Vec::new();
+        let mut caps = self.regex.create_captures();
+        let group = |caps: &regex_automata::util::captures::Captures, i: usize| {
+            caps.get_group(i)
+                .and_then(|span| hay.get(span.range()))
+                .unwrap_or("")
+        };
+        match &self.first {
+            Some(first) => {
+                // Leftmost-first: the first candidate position with an anchored match holds
+                // the leftmost match. Matches are never empty (the prefix literals are not).
+                let mut at = 0;
+                while let Some(pos) = AutoTag::next_candidate(first, hay.as_bytes(), at) {
+                    let input = Input::new(hay).range(pos..).anchored(Anchored::Yes);
+                    self.regex.search_captures(&input, &mut caps);
+                    match caps.get_match() {
+                        Some(m) if m.end() > pos => {
+                            out.push((group(&caps, self.key), group(&caps, self.value)));
+                            at = m.end();
+                        }
+                        _ => at = pos + 1,
+                    }
+                }
+            }
+            None => {
+                for caps in self.regex.captures_iter(hay) {
+                    out.push((group(&caps, self.key), group(&caps, self.value)));
+                }
+            }
+        }
+        out
+    }
 }
 
 impl TagPattern {
@@ -366,7 +476,8 @@ impl TagPattern {
             .backtrack_limit(1_000_000)
             .build()
             .map_err(|e| e.to_string())?;
-        Ok(TagPattern { regex })
+        let auto = AutoTag::build(py, &rust);
+        Ok(TagPattern { regex, auto })
     }
 
     pub(crate) fn has_group(&self, name: &str) -> bool {
@@ -374,13 +485,21 @@ impl TagPattern {
     }
 
     /// `(key, value)` of each match, in order. Errors if the backtracking limit is hit.
-    pub(crate) fn pairs(&self, hay: &str) -> Result<Vec<(String, String)>, String> {
+    pub(crate) fn pairs<'h>(&self, hay: &'h str) -> Result<Vec<(&'h str, &'h str)>, String> {
+        match &self.auto {
+            Some(auto) => Ok(auto.pairs(hay)),
+            None => self.pairs_backtracking(hay),
+        }
+    }
+
+    /// [`pairs`](TagPattern::pairs) on the backtracking engine.
+    fn pairs_backtracking<'h>(&self, hay: &'h str) -> Result<Vec<(&'h str, &'h str)>, String> {
         let mut out = Vec::new();
         for caps in self.regex.captures_iter(hay) {
             let caps = caps.map_err(|e| format!("tag_pattern: {e}"))?;
             let key = caps.name("key").map_or("", |m| m.as_str());
             let value = caps.name("value").map_or("", |m| m.as_str());
-            out.push((key.to_owned(), value.to_owned()));
+            out.push((key, value));
         }
         Ok(out)
     }

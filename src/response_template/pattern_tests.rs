@@ -43,6 +43,35 @@ fn tag_pattern_backreference() {
         TagPattern::python(r"<(?P<key>\w+)>(?P<value>.*?)</\1>").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         t.pairs("<a>1</b></a><c>2</c>"),
-        Ok(vec![("a".into(), "1</b>".into()), ("c".into(), "2".into())])
+        Ok(vec![("a", "1</b>"), ("c", "2")])
     );
+}
+
+#[test]
+fn tag_pattern_automaton_path_agrees_with_backtracking() {
+    let patterns = [
+        r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>",
+        r"<(?P<key>[a-z]+)>(?P<value>[^<]*)</[a-z]+>",
+        r"(?P<key>\w+)=(?P<value>\d*)",
+        r"\s*(?P<key>\w+): (?P<value>.*?)(?:;|$)",
+        r"(?i)<ARG (?P<key>\w+)>(?P<value>.*?)</arg>",
+        r"(?:<k>|\[k\])(?P<key>\w*)(?P<value>.?)",
+    ];
+    let hays = [
+        "",
+        "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n1\n</parameter></function>",
+        "<a>1</a><b></b> <c>x<y</c> <parameter=é>\n é \n</parameter>",
+        "k=1 k2= =3 é=4 x=12y",
+        "a: 1; b: two;c:3; d: 4",
+        "<arg x>1</ARG><Arg y>2</arg>",
+        "<k>ab[k]c<k>[k]",
+        "<<parameter=a>>1</parameter></parameter><parameter=b>2",
+    ];
+    for p in patterns {
+        let t = TagPattern::python(p).unwrap_or_else(|e| panic!("{e}"));
+        assert!(t.auto.is_some(), "{p}");
+        for h in hays {
+            assert_eq!(t.pairs(h), t.pairs_backtracking(h), "{p} on {h:?}");
+        }
+    }
 }

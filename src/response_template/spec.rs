@@ -62,6 +62,12 @@ pub(crate) struct WatchSet {
 }
 
 impl WatchSet {
+    /// Whether `byte` can start a watched delimiter.
+    #[inline]
+    pub(crate) fn can_start(&self, byte: u8) -> bool {
+        self.can_start[usize::from(byte)]
+    }
+
     /// Whether some byte of `hay` can start a watched delimiter.
     pub(crate) fn may_start_in(&self, hay: &[u8]) -> bool {
         if hay.len() < 16 {

@@ -48,6 +48,9 @@ pub struct ResponseParser<'t> {
     finished: bool,
     /// No events are produced (whole-text parsing, where nobody reads them).
     quiet: bool,
+    /// The feed fast path applies: a region is open, every scanner is idle and all of `buf`
+    /// has been handed to the region (see [`ResponseParser::feed_into`]).
+    fast: bool,
 }
 
 impl<'t> ResponseParser<'t> {
@@ -88,6 +91,7 @@ impl<'t> ResponseParser<'t> {
             initial: Vec::new(),
             finished: false,
             quiet,
+            fast: false,
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -115,13 +119,24 @@ impl<'t> ResponseParser<'t> {
 
     /// Like [`feed`](ResponseParser::feed), but appends the events to `events` (lets a caller
     /// reuse one buffer across feeds).
+    #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
+        if self.fast && chunk.len() <= 64 && self.feed_fast(chunk, events) {
+            return Ok(());
+        }
+        self.feed_slow(chunk, events)
+    }
+
+    /// The general path of [`feed_into`](ResponseParser::feed_into).
+    #[inline(never)]
+    fn feed_slow(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
         if self.finished {
             return Err(Error::new(
                 ErrorKind::Feed,
                 "ResponseParser already finalized",
             ));
         }
+        self.fast = false;
         self.push(chunk, false, events).map_err(|e| {
             self.finished = true;
             e.with_kind(ErrorKind::Feed)
@@ -138,10 +153,46 @@ impl<'t> ResponseParser<'t> {
             ));
         }
         self.finished = true;
+        self.fast = false;
         let mut events = Vec::new();
         self.finish(&mut events)
             .map_err(|e| e.with_kind(ErrorKind::Finalize))?;
         Ok((Value::Object(std::mem::take(&mut self.out)), events))
+    }
+
+    /// The per-feed fast path (small chunks inside an open region, nothing in flight): when no
+    /// byte of `chunk` can start a watched delimiter, the chunk is all region text. Does the
+    /// same as `push` would in that case, without its setup. Returns false (having done
+    /// nothing) when the chunk needs the general path.
+    #[inline]
+    fn feed_fast(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> bool {
+        let Some(ws) = self.tpl.watches.get(self.watch) else {
+            return false;
+        };
+        if chunk.bytes().any(|b| ws.can_start(b)) {
+            return false;
+        }
+        let Some(field) = self.region.and_then(|f| self.tpl.fields.get(f)) else {
+            return false;
+        };
+        self.buf.push_str(chunk);
+        let end = self.base + self.buf.len();
+        self.skipped_to = end;
+        self.emit_pos = end;
+        if !self.quiet && !chunk.is_empty() {
+            events.push(Event::RegionChunk {
+                field: &field.name,
+                text: chunk.into(),
+                dirty: field.content.dirty(),
+            });
+        }
+        // `compact` keeps the open region's text: nothing to drop until it starts far enough in.
+        if end - self.base >= COMPACT_MIN
+            && self.region_start.saturating_sub(self.base) >= COMPACT_MIN
+        {
+            self.compact();
+        }
+        true
     }
 
     fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
@@ -208,6 +259,7 @@ impl<'t> ResponseParser<'t> {
                 self.skipped_to = end;
                 self.emit_text(end, events);
                 self.compact();
+                self.update_fast();
                 return Ok(());
             }
         }
@@ -260,6 +312,7 @@ impl<'t> ResponseParser<'t> {
         self.emit_text(safe, events);
         self.all_idle = self.scanners.iter().all(Scanner::idle);
         self.compact();
+        self.update_fast();
         Ok(())
     }
 
@@ -451,7 +504,7 @@ impl<'t> ResponseParser<'t> {
         let mut value = match &field.transform {
             None => content,
             Some(t) => {
-                let mut scope = Map::new();
+                let mut scope = Map::with_capacity(self.region_caps.len() + close_caps.len() + 1);
                 for (k, v) in std::mem::take(&mut self.region_caps)
                     .into_iter()
                     .chain(close_caps)
@@ -505,7 +558,7 @@ impl<'t> ResponseParser<'t> {
             return Ok(());
         };
         let present = self.present.get(f).copied().unwrap_or(false);
-        let name = field.name.clone();
+        let name = field.name.as_str();
         if let Some(sep) = &field.join {
             let Value::String(s) = value else {
                 return Err(fail(format!(
@@ -513,13 +566,13 @@ impl<'t> ResponseParser<'t> {
                     super::util::py_type(&value)
                 )));
             };
-            match self.out.get_mut(&name) {
+            match self.out.get_mut(name) {
                 Some(Value::String(prev)) if present => {
                     prev.push_str(sep);
                     prev.push_str(&s);
                 }
                 _ => {
-                    self.out.insert(name, Value::String(s));
+                    self.out.insert(name.to_owned(), Value::String(s));
                 }
             }
         } else if field.repeats {
@@ -527,10 +580,10 @@ impl<'t> ResponseParser<'t> {
                 Value::Array(items) if field.transform_each => items,
                 other => vec![other],
             };
-            match self.out.get_mut(&name) {
+            match self.out.get_mut(name) {
                 Some(Value::Array(prev)) if present => prev.extend(new_items),
                 _ => {
-                    self.out.insert(name, Value::Array(new_items));
+                    self.out.insert(name.to_owned(), Value::Array(new_items));
                 }
             }
         } else {
@@ -539,9 +592,14 @@ impl<'t> ResponseParser<'t> {
             let keep = Some(f) == self.tpl.implicit
                 && present
                 && is_empty(&value)
-                && self.out.get(&name).is_some_and(|v| !is_empty(v));
+                && self.out.get(name).is_some_and(|v| !is_empty(v));
             if !keep {
-                self.out.insert(name, value);
+                match self.out.get_mut(name) {
+                    Some(slot) => *slot = value,
+                    None => {
+                        self.out.insert(name.to_owned(), value);
+                    }
+                }
             }
         }
         if let Some(p) = self.present.get_mut(f) {
@@ -550,9 +608,17 @@ impl<'t> ResponseParser<'t> {
         Ok(())
     }
 
+    /// Whether the next small feed may take [`feed_fast`](ResponseParser::feed_fast).
+    fn update_fast(&mut self) {
+        self.fast = !self.finished
+            && self.all_idle
+            && self.region.is_some()
+            && self.emit_pos == self.base + self.buf.len();
+    }
+
     /// Drops consumed text from the buffer (keeping one character of look-behind).
     fn compact(&mut self) {
-        if self.emit_pos.saturating_sub(self.base) < 4096 {
+        if self.emit_pos.saturating_sub(self.base) < COMPACT_MIN {
             return;
         }
         let scanned = self
@@ -583,6 +649,9 @@ impl<'t> ResponseParser<'t> {
         self.base += cut;
     }
 }
+
+/// `compact` does nothing while less than this much text has been handed out.
+const COMPACT_MIN: usize = 4096;
 
 /// Parses a whole output: creates a parser with `prefix` and `tools`, feeds `text` once and
 /// finalizes. Returns the message.

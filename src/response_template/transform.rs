@@ -137,7 +137,7 @@ impl Transform {
                 .collect::<Result<_, _>>()
                 .map(Value::Array),
             Transform::Object(entries) => {
-                let mut out = Map::new();
+                let mut out = Map::with_capacity(entries.len());
                 for (k, t) in entries {
                     out.insert(k.clone(), t.apply(scope)?);
                 }
