@@ -245,3 +245,44 @@ fn a_call_inside_reasoning_is_held_back_until_decided() {
     assert_eq!(message.reasoning_content, "I will call it");
     assert_eq!(message.tool_calls.len(), 1);
 }
+
+/// The harmony channel layout, as `src/generate/families/harmony_channels.json` describes it.
+fn harmony_parser() -> ChatParser {
+    let format: TurnFormat = serde_json::from_value(json!({
+        "reasoning": {"start": "", "end": ""},
+        "content": {"start": "", "end": ""},
+        "tools": null,
+        "channels": {
+            "header_start": "<|channel|>",
+            "header_end": "<|message|>",
+            "message_ends": ["<|end|>", "<|call|>", "<|return|>"],
+            "reopen": "<|start|>assistant",
+            "recipient": "to=",
+            "tool_recipient": "functions.",
+            "constrain": "<|constrain|>",
+            "reasoning_channels": ["analysis"],
+            "content_channels": ["final", "commentary"]
+        }
+    }))
+    .unwrap();
+    ChatParser::from_format("harmony", format, &request(), String::new()).unwrap()
+}
+
+#[test]
+fn harmony_calls_are_announced_only_once_their_header_matched() {
+    let p = harmony_parser();
+    // The content type as templates render it (bare) and as models write it (<|constrain|>).
+    for output in [
+        " to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}<|call|>",
+        "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
+        "<|channel|>commentary to=functions.run json<|message|>{}<|call|>",
+    ] {
+        let message = check(&p, output, &every_byte(output));
+        assert_eq!(message.tool_calls.len(), 1, "{output}");
+        assert!(message.content.is_empty(), "{output}: {message:?}");
+    }
+    // A header that never reaches its message is no call: never announced, not even briefly.
+    let output = " to=functions.get_weather<|channel|>commentary json, sorry";
+    let message = check(&p, output, &every_byte(output));
+    assert!(message.tool_calls.is_empty(), "{message:?}");
+}

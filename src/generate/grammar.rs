@@ -619,10 +619,17 @@ fn channel_grammar(
     stops.retain(|s| !s.is_empty());
     let end = b.optional(b.choice(c.message_ends.iter().map(|m| b.literal(m))));
     let reopen = b.optional(b.seq([b.space(), b.literal(&c.reopen)]));
+    // The content type: `<|constrain|>json` as models write it, or a bare `json` as
+    // templates render it.
     let constrain = b.optional(b.seq([
         b.space(),
-        b.literal(&c.constrain),
-        b.chars("[A-Za-z0-9_.\\-]", 0, None),
+        b.choice([
+            b.seq([
+                b.literal(&c.constrain),
+                b.chars("[A-Za-z0-9_.\\-]", 0, None),
+            ]),
+            word(),
+        ]),
     ]));
     let header_end = b.seq([constrain, b.space(), b.literal(&c.header_end)]);
     let channel = |names: &[String]| b.choice(names.iter().map(|n| b.literal(n)));
@@ -644,8 +651,10 @@ fn channel_grammar(
         alternatives.push(b.tag(
             tags::TOOL,
             b.seq([
-                with_recipient(tool_recipient),
-                header_end,
+                // The call shows only once its whole header matched: a header that never
+                // reaches its message start was never a call, so a stream must not announce
+                // it (its name) before the grammar is past the header.
+                b.atomic(b.seq([with_recipient(tool_recipient), header_end])),
                 b.space(),
                 b.tag(tags::TOOL_ARGS, b.json()),
                 b.space(),
