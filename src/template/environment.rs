@@ -49,6 +49,10 @@ pub(crate) fn build(limits: Limits) -> Result<Environment<'static>, Error> {
     );
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    // Debug info makes errors name the undefined variable involved; minijinja turns it on only
+    // in debug builds by default, which would make error texts differ between debug and
+    // release builds (and analysis snapshots record them).
+    env.set_debug(true);
     env.set_fuel(Some(limits.fuel));
     env.set_recursion_limit(limits.recursion);
     env.set_formatter(|out, _state, value| {
