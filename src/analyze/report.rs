@@ -132,18 +132,7 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
     line(out, "name suffix", &show(&t.function.name_suffix));
     line(out, "function close", &show(&t.function.close));
     let a = &t.arguments;
-    if [
-        &a.start,
-        &a.end,
-        &a.name_prefix,
-        &a.name_suffix,
-        &a.value_prefix,
-        &a.value_suffix,
-        &a.separator,
-    ]
-    .iter()
-    .any(|m| !m.is_empty())
-    {
+    if a.markers().iter().any(|m| !m.is_empty()) {
         line(out, "arguments start", &show(&a.start));
         line(out, "arguments end", &show(&a.end));
         line(out, "arg name prefix", &show(&a.name_prefix));

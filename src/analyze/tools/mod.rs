@@ -93,6 +93,21 @@ pub struct ArgumentMarkers {
     pub non_string_values: NonStringValues,
 }
 
+impl ArgumentMarkers {
+    /// The structural markers (container, name, value, separator), possibly empty.
+    pub fn markers(&self) -> [&str; 7] {
+        [
+            &self.start,
+            &self.end,
+            &self.name_prefix,
+            &self.name_suffix,
+            &self.value_prefix,
+            &self.value_suffix,
+            &self.separator,
+        ]
+    }
+}
+
 /// How tagged arguments render a non-string value (checked with a number).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -188,8 +203,8 @@ pub struct ToolAnalysis {
 impl ToolAnalysis {
     /// Every marker string (possibly empty) of the analysis.
     pub fn markers(&self) -> Vec<&str> {
-        let (f, a, c) = (&self.function, &self.arguments, &self.call_id);
-        vec![
+        let (f, c) = (&self.function, &self.call_id);
+        let mut markers: Vec<&str> = vec![
             &self.section_start,
             &self.section_end,
             &self.per_call_start,
@@ -198,16 +213,10 @@ impl ToolAnalysis {
             &f.name_prefix,
             &f.name_suffix,
             &f.close,
-            &a.start,
-            &a.end,
-            &a.name_prefix,
-            &a.name_suffix,
-            &a.value_prefix,
-            &a.value_suffix,
-            &a.separator,
-            &c.prefix,
-            &c.suffix,
-        ]
+        ];
+        markers.extend(self.arguments.markers());
+        markers.extend([c.prefix.as_str(), c.suffix.as_str()]);
+        markers
     }
 }
 
