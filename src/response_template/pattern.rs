@@ -44,8 +44,9 @@ pub(crate) struct Pattern {
     first_bytes: Option<Vec<u8>>,
     /// Start states by look-behind byte (index 256 = start of text).
     starts: Vec<StateID>,
-    /// Per reachable DFA state: what is known at the end of the buffer (see [`EndInfo`]).
-    end_info: IdMap<EndInfo>,
+    /// Per DFA state (indexed by state id >> stride2): what is known at the end of the
+    /// buffer (see [`EndInfo`]); `None` for states not reachable from a start state.
+    end_info: Vec<Option<EndInfo>>,
 }
 
 /// A hasher for DFA state ids (small integers): one multiplication.
@@ -168,7 +169,18 @@ impl Pattern {
                 }
             }
         }
-        let end_info = end_info(&dfa, &distinct_starts(&starts));
+        let stride2 = dfa.stride2();
+        let mut end_table: Vec<Option<EndInfo>> = Vec::new();
+        for (sid, info) in end_info(&dfa, &distinct_starts(&starts)) {
+            let index = sid.as_usize() >> stride2;
+            if end_table.len() <= index {
+                end_table.resize(index + 1, None);
+            }
+            if let Some(slot) = end_table.get_mut(index) {
+                *slot = Some(info);
+            }
+        }
+        let end_info = end_table;
         let bytes: Vec<u8> = (0..=255u8).filter(|b| can_start[usize::from(*b)]).collect();
         let first_bytes = (bytes.len() <= 3).then_some(bytes);
         Ok(Pattern {
@@ -186,10 +198,15 @@ impl Pattern {
 
     /// End-of-buffer knowledge about a state (unknown states count as undecided).
     pub(crate) fn end_info(&self, sid: StateID) -> EndInfo {
-        self.end_info.get(&sid).copied().unwrap_or(EndInfo {
-            ends_here: false,
-            extendable: true,
-        })
+        let index = sid.as_usize() >> self.dfa.stride2();
+        self.end_info
+            .get(index)
+            .copied()
+            .flatten()
+            .unwrap_or(EndInfo {
+                ends_here: false,
+                extendable: true,
+            })
     }
 
     /// Named groups of the pattern.
@@ -290,8 +307,10 @@ impl Pattern {
 /// classes become ASCII/byte classes. On a haystack span that is all ASCII this finds the same
 /// match and groups as the Unicode program (every class agrees with its Unicode form on ASCII
 /// bytes, and word boundaries are ASCII in both), from an NFA a fraction of the size, which
-/// is what the capture engines (backtracker, PikeVM) pay for per byte. `None` when the
-/// pattern needs Unicode (e.g. `\p{..}` or a non-ASCII `\x{..}`).
+/// is what the capture engines (backtracker, PikeVM) pay for per byte. Non-ASCII characters
+/// of the pattern become bytes `\x80`-`\xFF` or their UTF-8 sequences, which never occur in
+/// an ASCII span, just as the characters never do. `None` when the pattern cannot be compiled
+/// that way (e.g. a negated class of non-ASCII characters).
 fn ascii_regex(rust: &str) -> Option<meta::Regex> {
     let syntax = syntax::Config::new()
         .dot_matches_new_line(true)

@@ -48,8 +48,9 @@ pub struct ResponseParser<'t> {
     finished: bool,
     /// No events are produced (whole-text parsing, where nobody reads them).
     quiet: bool,
-    /// Set when the feed fast path applies: a region is open, every scanner is idle and all
-    /// of `buf` has been handed to the region (see [`ResponseParser::feed_into`]).
+    /// Set when the feed fast path applies: a region is open (or text outside regions is
+    /// dropped), every scanner is idle and all of `buf` has been handed out (see
+    /// [`ResponseParser::feed_into`]).
     fast: Option<Fast<'t>>,
 }
 
@@ -58,9 +59,9 @@ pub struct ResponseParser<'t> {
 struct Fast<'t> {
     /// `can_start[b]`: byte `b` can start a delimiter watched in the current state.
     can_start: &'t [bool; 256],
-    /// The open region's field name and whether its chunks are dirty.
-    field: &'t str,
-    dirty: bool,
+    /// The open region's field name and whether its chunks are dirty; `None` when no region
+    /// is open and the template has no implicit field (the text is dropped).
+    field: Option<(&'t str, bool)>,
 }
 
 impl<'t> ResponseParser<'t> {
@@ -173,9 +174,10 @@ impl<'t> ResponseParser<'t> {
         Ok((Value::Object(std::mem::take(&mut self.out)), events))
     }
 
-    /// The per-feed fast path (small chunks inside an open region, nothing in flight, no byte
-    /// of `chunk` can start a watched delimiter): the chunk is all region text. Does the same
-    /// as `push` would in that case, without its setup.
+    /// The per-feed fast path (small chunks, nothing in flight, no byte of `chunk` can start a
+    /// watched delimiter): the chunk is all text of the open region (or, with no region open
+    /// and no implicit field, dropped text). Does the same as `push` would in that case,
+    /// without its setup.
     #[inline]
     fn feed_fast(&mut self, fast: Fast<'t>, chunk: &str, events: &mut Vec<Event<'t>>) {
         if chunk.is_empty() {
@@ -185,14 +187,16 @@ impl<'t> ResponseParser<'t> {
         let end = self.emit_pos + chunk.len();
         self.skipped_to = end;
         self.emit_pos = end;
-        events.push(Event::RegionChunk {
-            field: fast.field,
-            text: chunk.into(),
-            dirty: fast.dirty,
-        });
+        if let Some((field, dirty)) = fast.field {
+            events.push(Event::RegionChunk {
+                field,
+                text: chunk.into(),
+                dirty,
+            });
+        }
         // `compact` keeps the open region's text: nothing to drop until it starts far enough in.
         if end - self.base >= COMPACT_MIN
-            && self.region_start.saturating_sub(self.base) >= COMPACT_MIN
+            && (self.region.is_none() || self.region_start.saturating_sub(self.base) >= COMPACT_MIN)
         {
             self.compact();
         }
@@ -622,16 +626,21 @@ impl<'t> ResponseParser<'t> {
             return;
         }
         let tpl: &'t ResponseTemplate = self.tpl;
-        let Some(field) = self.region.and_then(|f| tpl.fields.get(f)) else {
-            return;
+        let field = match self.region {
+            Some(f) => match tpl.fields.get(f) {
+                Some(field) => Some((field.name.as_str(), field.content.dirty())),
+                None => return,
+            },
+            // Text outside any region is dropped when there is no implicit field.
+            None if tpl.implicit.is_none() => None,
+            None => return,
         };
         let Some(ws) = tpl.watches.get(self.watch) else {
             return;
         };
         self.fast = Some(Fast {
             can_start: ws.table(),
-            field: &field.name,
-            dirty: field.content.dirty(),
+            field,
         });
     }
 
