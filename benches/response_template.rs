@@ -5,6 +5,13 @@
 //! Both groups list the same inputs (`<template> <size>`) in the same order, so the streaming
 //! cost relative to one-shot (goal: at most 2×) reads off one run: compare the `stream_4_bytes`
 //! and `one_shot` rows of an input (fastest and median).
+//!
+//! The 10 MB inputs (the 100 KB one repeated 100 times) check that both paths stay linear.
+//!
+//! Profiling: with `RESPONSE_TEMPLATE_PROFILE="<one_shot|stream_4_bytes> <template> <size>"`
+//! the binary runs that case once in [`profiled`] (no divan) and exits, so that
+//! `valgrind --tool=callgrind --toggle-collect='*profiled*'` counts only the parse (the
+//! template load and input split are outside the toggle).
 
 use chatparse::response_template::{parse_response, ResponseParser, ResponseTemplate};
 use chatparse::shared_data::shared_path_or_skip;
@@ -17,18 +24,69 @@ const INPUTS: &[&str] = &[
     "gpt_oss 10KB",
     "gpt_oss 100KB",
     "gpt_oss 1MB",
+    "gpt_oss 10MB",
     "qwen3 1KB",
     "qwen3 10KB",
     "qwen3 100KB",
     "qwen3 1MB",
+    "qwen3 10MB",
     "smollm 1KB",
     "smollm 10KB",
     "smollm 100KB",
     "smollm 1MB",
+    "smollm 10MB",
 ];
 
 fn main() {
+    if let Ok(case) = std::env::var("RESPONSE_TEMPLATE_PROFILE") {
+        let (mode, input) = case.split_once(' ').unwrap_or((case.as_str(), ""));
+        let Some((template, text)) = load(input) else {
+            eprintln!("RESPONSE_TEMPLATE_PROFILE: unknown input {input:?}");
+            return;
+        };
+        let pieces = feeds(&text);
+        let stream = mode == "stream_4_bytes";
+        // Warm up (the regex caches, the allocator) outside the counted call, as divan does.
+        divan::black_box(run_case(stream, &template, &text, &pieces));
+        let out = profiled(stream, &template, &text, &pieces);
+        println!("{case}: {} bytes, {out} result items", text.len());
+        return;
+    }
     divan::main();
+}
+
+/// The parse counted by callgrind (see the module docs).
+#[inline(never)]
+fn profiled(stream: bool, template: &ResponseTemplate, text: &str, pieces: &[&str]) -> usize {
+    run_case(stream, template, text, pieces)
+}
+
+/// One parse: one-shot, or streaming `pieces`. Returns a count so the work is not optimized
+/// away.
+#[inline(never)]
+fn run_case(stream: bool, template: &ResponseTemplate, text: &str, pieces: &[&str]) -> usize {
+    if stream {
+        run_stream(template, pieces).map_or(0, |(_, n)| n)
+    } else {
+        parse_response(template, text, None, None)
+            .map_or(0, |m| m.as_object().map_or(0, serde_json::Map::len))
+    }
+}
+
+/// Streams `pieces` through a fresh parser; returns the message and the number of events.
+fn run_stream(template: &ResponseTemplate, pieces: &[&str]) -> Option<(serde_json::Value, usize)> {
+    let mut parser = ResponseParser::new(template, None, None).ok()?;
+    let mut events = Vec::new();
+    let mut count = 0usize;
+    for piece in pieces {
+        parser
+            .feed_into(divan::black_box(piece), &mut events)
+            .ok()?;
+        count += events.len();
+        events.clear();
+    }
+    let (message, last) = parser.finalize().ok()?;
+    Some((message, count + last.len()))
 }
 
 /// Loads a template and an input (`<template> <size>`), or `None` (with a notice) when the
@@ -37,9 +95,14 @@ fn load(input: &str) -> Option<(ResponseTemplate, String)> {
     let (name, size) = input.split_once(' ')?;
     let dir = shared_path_or_skip("bench/hf-response", "benches/response_template")?;
     let template = ResponseTemplate::from_path(dir.join(format!("{name}.template.json"))).ok()?;
-    let text = if size == "1MB" {
+    let repeat = match size {
+        "1MB" => Some(10),
+        "10MB" => Some(100),
+        _ => None,
+    };
+    let text = if let Some(n) = repeat {
         let base = std::fs::read_to_string(dir.join(format!("{name}-100KB.txt"))).ok()?;
-        base.repeat(10)
+        base.repeat(n)
     } else {
         std::fs::read_to_string(dir.join(format!("{name}-{size}.txt"))).ok()?
     };
@@ -61,7 +124,7 @@ fn feeds(text: &str) -> Vec<&str> {
     out
 }
 
-#[divan::bench(args = INPUTS)]
+#[divan::bench(args = INPUTS, sample_count = 30)]
 fn one_shot(bencher: Bencher, input: &str) {
     let Some((template, text)) = load(input) else {
         return;
@@ -71,24 +134,13 @@ fn one_shot(bencher: Bencher, input: &str) {
         .bench(|| parse_response(&template, divan::black_box(&text), None, None));
 }
 
-#[divan::bench(args = INPUTS)]
+#[divan::bench(args = INPUTS, sample_count = 30)]
 fn stream_4_bytes(bencher: Bencher, input: &str) {
     let Some((template, text)) = load(input) else {
         return;
     };
     let pieces = feeds(&text);
-    bencher.counter(BytesCount::of_str(&text)).bench(|| {
-        let mut parser = ResponseParser::new(&template, None, None).ok()?;
-        let mut events = Vec::new();
-        let mut count = 0usize;
-        for piece in &pieces {
-            parser
-                .feed_into(divan::black_box(piece), &mut events)
-                .ok()?;
-            count += events.len();
-            events.clear();
-        }
-        let (message, last) = parser.finalize().ok()?;
-        Some((message, count + last.len()))
-    });
+    bencher
+        .counter(BytesCount::of_str(&text))
+        .bench(|| run_stream(&template, &pieces));
 }

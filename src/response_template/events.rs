@@ -70,6 +70,41 @@ enum Repr {
 
 const INLINE: usize = 30;
 
+/// `src` zero-padded to `INLINE` bytes (`None` if longer). Copies with two fixed-size,
+/// possibly overlapping moves instead of a variable-length `memcpy` call: streaming creates
+/// one chunk per feed, and most are a few bytes long.
+#[inline]
+fn inline_bytes(src: &[u8]) -> Option<[u8; INLINE]> {
+    let mut out = [0u8; INLINE];
+    let n = src.len();
+    match n {
+        0 => {}
+        1..=3 => {
+            // First, middle and last byte cover every length up to 3.
+            for i in [0, n / 2, n - 1] {
+                *out.get_mut(i)? = *src.get(i)?;
+            }
+        }
+        4..=8 => copy_ends::<4>(src, &mut out)?,
+        9..=16 => copy_ends::<8>(src, &mut out)?,
+        17..=INLINE => copy_ends::<16>(src, &mut out)?,
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// Copies `src` (`K <= src.len() <= 2K`) into the front of `out` as its first and last `K`
+/// bytes.
+#[inline]
+fn copy_ends<const K: usize>(src: &[u8], out: &mut [u8; INLINE]) -> Option<()> {
+    let n = src.len();
+    let head: [u8; K] = src.get(..K)?.try_into().ok()?;
+    let tail: [u8; K] = src.get(n.checked_sub(K)?..)?.try_into().ok()?;
+    out.get_mut(..K)?.copy_from_slice(&head);
+    out.get_mut(n - K..n)?.copy_from_slice(&tail);
+    Some(())
+}
+
 impl ChunkText {
     /// The text.
     pub fn as_str(&self) -> &str {
@@ -98,12 +133,8 @@ impl ChunkText {
 impl From<&str> for ChunkText {
     #[inline]
     fn from(s: &str) -> ChunkText {
-        let mut bytes = [0u8; INLINE];
-        match (bytes.get_mut(..s.len()), u8::try_from(s.len())) {
-            (Some(slot), Ok(len)) => {
-                slot.copy_from_slice(s.as_bytes());
-                ChunkText(Repr::Inline { len, bytes })
-            }
+        match (inline_bytes(s.as_bytes()), u8::try_from(s.len())) {
+            (Some(bytes), Ok(len)) => ChunkText(Repr::Inline { len, bytes }),
             _ => ChunkText(Repr::Heap(s.to_owned())),
         }
     }

@@ -43,12 +43,16 @@
 //! # Cost
 //!
 //! Text that no watched delimiter can start is skipped with `memchr` (one-shot) or, in
-//! streaming, handed to the open region by a per-feed fast path (one table lookup per byte,
-//! no scanner setup) while nothing is in flight. Capture groups are read only once a match
-//! is decided, on the match span alone. `xml-inline` tag patterns that need no backtracking
-//! run on the automata engines, anchored at each byte that can begin a match. A streaming
-//! parser also clones each region's value once (the `region_close` event and the message each
-//! own one).
+//! streaming, handed to the open region (or dropped, outside regions of a template without an
+//! implicit field) by a per-feed fast path (one table lookup per byte, no scanner setup)
+//! while nothing is in flight. A feed that arrives while a match attempt is in flight resumes
+//! the scanners' DFA states where the previous feed left them: held-back text is never
+//! scanned again. Capture groups are read only once a match is decided, on the match span
+//! alone, and, when that span is ASCII, by a program compiled without Unicode classes (the
+//! same groups, from an NFA a fraction of the size). `xml-inline` tag patterns that need no
+//! backtracking run on the automata engines (ASCII programs for ASCII regions), anchored at
+//! each byte that can begin a match. A streaming parser also clones each region's value once
+//! (the `region_close` event and the message each own one).
 //!
 //! # Limits
 //!

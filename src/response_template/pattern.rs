@@ -31,16 +31,22 @@ pub(crate) struct Pattern {
     dfa: dense::DFA<Vec<u32>>,
     /// Used once a match is decided, to read named groups.
     regex: meta::Regex,
+    /// The same pattern compiled without Unicode classes, for reading the groups of a match
+    /// whose text is all ASCII (see [`ascii_regex`]).
+    ascii: Option<meta::Regex>,
     /// Named groups other than internal ones, in pattern order.
     names: Vec<String>,
+    /// Group index of each name in `names` (the same in `regex` and `ascii`).
+    name_groups: Vec<usize>,
     /// `can_start[b]`: some start state survives byte `b`.
     can_start: [bool; 256],
     /// The bytes that can start a match, when there are at most three (for `memchr`).
     first_bytes: Option<Vec<u8>>,
     /// Start states by look-behind byte (index 256 = start of text).
     starts: Vec<StateID>,
-    /// Per reachable DFA state: what is known at the end of the buffer (see [`EndInfo`]).
-    end_info: IdMap<EndInfo>,
+    /// Per DFA state (indexed by state id >> stride2): what is known at the end of the
+    /// buffer (see [`EndInfo`]); `None` for states not reachable from a start state.
+    end_info: Vec<Option<EndInfo>>,
 }
 
 /// A hasher for DFA state ids (small integers): one multiplication.
@@ -128,6 +134,23 @@ impl Pattern {
             .flatten()
             .map(str::to_owned)
             .collect();
+        let info = regex.group_info();
+        let name_groups: Vec<usize> = names
+            .iter()
+            .filter_map(|n| info.to_index(regex_automata::PatternID::ZERO, n))
+            .collect();
+        let ascii = if names.is_empty() || name_groups.len() != names.len() {
+            None
+        } else {
+            ascii_regex(rust).filter(|a| {
+                let ai = a.group_info();
+                ai.all_group_len() == info.all_group_len()
+                    && names
+                        .iter()
+                        .zip(&name_groups)
+                        .all(|(n, g)| ai.to_index(regex_automata::PatternID::ZERO, n) == Some(*g))
+            })
+        };
         let mut starts = Vec::with_capacity(257);
         for lb in 0..=256usize {
             let look_behind = u8::try_from(lb).ok();
@@ -146,14 +169,27 @@ impl Pattern {
                 }
             }
         }
-        let end_info = end_info(&dfa, &distinct_starts(&starts));
+        let stride2 = dfa.stride2();
+        let mut end_table: Vec<Option<EndInfo>> = Vec::new();
+        for (sid, info) in end_info(&dfa, &distinct_starts(&starts)) {
+            let index = sid.as_usize() >> stride2;
+            if end_table.len() <= index {
+                end_table.resize(index + 1, None);
+            }
+            if let Some(slot) = end_table.get_mut(index) {
+                *slot = Some(info);
+            }
+        }
+        let end_info = end_table;
         let bytes: Vec<u8> = (0..=255u8).filter(|b| can_start[usize::from(*b)]).collect();
         let first_bytes = (bytes.len() <= 3).then_some(bytes);
         Ok(Pattern {
             first_bytes,
             dfa,
             regex,
+            ascii,
             names,
+            name_groups,
             can_start,
             starts,
             end_info,
@@ -162,10 +198,15 @@ impl Pattern {
 
     /// End-of-buffer knowledge about a state (unknown states count as undecided).
     pub(crate) fn end_info(&self, sid: StateID) -> EndInfo {
-        self.end_info.get(&sid).copied().unwrap_or(EndInfo {
-            ends_here: false,
-            extendable: true,
-        })
+        let index = sid.as_usize() >> self.dfa.stride2();
+        self.end_info
+            .get(index)
+            .copied()
+            .flatten()
+            .unwrap_or(EndInfo {
+                ends_here: false,
+                extendable: true,
+            })
     }
 
     /// Named groups of the pattern.
@@ -230,17 +271,23 @@ impl Pattern {
         start: usize,
         end: usize,
     ) -> Vec<(String, Option<String>)> {
-        let mut caps = self.regex.create_captures();
-        if start > end || end > hay.len() {
+        let Some(span) = hay.as_bytes().get(start..end) else {
             return Vec::new();
-        }
+        };
+        // On ASCII text the ASCII-only program finds the same groups, with far fewer states.
+        let regex = match &self.ascii {
+            Some(ascii) if span.is_ascii() => ascii,
+            _ => &self.regex,
+        };
+        let mut caps = regex.create_captures();
         let input = Input::new(hay).range(start..end).anchored(Anchored::Yes);
-        self.regex.search_captures(&input, &mut caps);
+        regex.search_captures(&input, &mut caps);
         self.names
             .iter()
-            .map(|name| {
+            .zip(&self.name_groups)
+            .map(|(name, group)| {
                 let text = caps
-                    .get_group_by_name(name)
+                    .get_group(*group)
                     .and_then(|span| hay.get(span.range()));
                 (name.clone(), text.map(str::to_owned))
             })
@@ -254,6 +301,26 @@ impl Pattern {
             .map(|m| (m.start(), m.end()))
             .collect()
     }
+}
+
+/// Compiles `rust` (a translated pattern) without Unicode: `\w`, `\d`, `\s`, `.` and
+/// classes become ASCII/byte classes. On a haystack span that is all ASCII this finds the same
+/// match and groups as the Unicode program (every class agrees with its Unicode form on ASCII
+/// bytes, and word boundaries are ASCII in both), from an NFA a fraction of the size, which
+/// is what the capture engines (backtracker, PikeVM) pay for per byte. Non-ASCII characters
+/// of the pattern become bytes `\x80`-`\xFF` or their UTF-8 sequences, which never occur in
+/// an ASCII span, just as the characters never do. `None` when the pattern cannot be compiled
+/// that way (e.g. a negated class of non-ASCII characters).
+fn ascii_regex(rust: &str) -> Option<meta::Regex> {
+    let syntax = syntax::Config::new()
+        .dot_matches_new_line(true)
+        .unicode(false)
+        .utf8(false);
+    meta::Builder::new()
+        .syntax(syntax)
+        .configure(meta::Config::new().match_kind(MatchKind::LeftmostFirst))
+        .build(rust)
+        .ok()
 }
 
 fn distinct_starts(starts: &[StateID]) -> Vec<StateID> {
@@ -370,6 +437,8 @@ pub(crate) struct TagPattern {
 #[derive(Debug)]
 struct AutoTag {
     regex: meta::Regex,
+    /// The ASCII-only program, used when the whole haystack is ASCII (see [`ascii_regex`]).
+    ascii: Option<meta::Regex>,
     key: usize,
     value: usize,
     /// Every match begins with one of these bytes (`None`: not known, search unanchored).
@@ -414,8 +483,14 @@ impl AutoTag {
             }
             (!bytes.is_empty() && bytes.len() <= 3).then_some(bytes)
         });
+        let ascii = ascii_regex(&rust).filter(|a| {
+            let ai = a.group_info();
+            ai.to_index(regex_automata::PatternID::ZERO, "key") == Some(key)
+                && ai.to_index(regex_automata::PatternID::ZERO, "value") == Some(value)
+        });
         Some(AutoTag {
             regex,
+            ascii,
             key,
             value,
             first,
@@ -436,7 +511,11 @@ impl AutoTag {
 
     fn pairs<'h>(&self, hay: &'h str) -> Vec<(&'h str, &'h str)> {
         let mut out = Vec::new();
-        let mut caps = self.regex.create_captures();
+        let regex = match &self.ascii {
+            Some(ascii) if hay.is_ascii() => ascii,
+            _ => &self.regex,
+        };
+        let mut caps = regex.create_captures();
         let group = |caps: &regex_automata::util::captures::Captures, i: usize| {
             caps.get_group(i)
                 .and_then(|span| hay.get(span.range()))
@@ -449,7 +528,7 @@ impl AutoTag {
                 let mut at = 0;
                 while let Some(pos) = AutoTag::next_candidate(first, hay.as_bytes(), at) {
                     let input = Input::new(hay).range(pos..).anchored(Anchored::Yes);
-                    self.regex.search_captures(&input, &mut caps);
+                    regex.search_captures(&input, &mut caps);
                     match caps.get_match() {
                         Some(m) if m.end() > pos => {
                             out.push((group(&caps, self.key), group(&caps, self.value)));
@@ -460,7 +539,7 @@ impl AutoTag {
                 }
             }
             None => {
-                for caps in self.regex.captures_iter(hay) {
+                for caps in regex.captures_iter(hay) {
                     out.push((group(&caps, self.key), group(&caps, self.value)));
                 }
             }

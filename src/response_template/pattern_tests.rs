@@ -75,3 +75,48 @@ fn tag_pattern_automaton_path_agrees_with_backtracking() {
         }
     }
 }
+
+#[test]
+fn ascii_capture_program_agrees_with_unicode() {
+    let p = Pattern::python(r"<f=(?P<name>\w+)\s*(?P<rest>.*?)>").unwrap_or_else(|e| panic!("{e}"));
+    assert!(p.ascii.is_some(), "an ASCII program is built for \\w/\\s/.");
+    for hay in ["<f=get_weather  x y>", "<f=héllo wörld>", "<f=a1_\tz>"] {
+        let (start, end) = find(&p, hay).unwrap_or_else(|| panic!("no match in {hay:?}"));
+        let mut caps = p.regex.create_captures();
+        let input = Input::new(hay).range(start..end).anchored(Anchored::Yes);
+        p.regex.search_captures(&input, &mut caps);
+        let expected: Vec<(String, Option<String>)> = p
+            .names()
+            .iter()
+            .map(|n| {
+                let text = caps.get_group_by_name(n).and_then(|s| hay.get(s.range()));
+                (n.clone(), text.map(str::to_owned))
+            })
+            .collect();
+        assert_eq!(p.captures(hay, start, end), expected, "{hay:?}");
+    }
+    // Non-ASCII characters in the pattern never match an ASCII span in either program.
+    let p = Pattern::python(r"<(?P<n>\u00e9+|\w+)>").unwrap_or_else(|e| panic!("{e}"));
+    for hay in ["<abc>", "<éé>"] {
+        let (start, end) = find(&p, hay).unwrap_or_else(|| panic!("no match in {hay:?}"));
+        let expected = hay.get(1..hay.len() - 1).map(str::to_owned);
+        assert_eq!(p.captures(hay, start, end), vec![("n".into(), expected)]);
+    }
+}
+
+#[test]
+fn ascii_tag_program_agrees_with_unicode() {
+    let t = TagPattern::python(r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ascii = "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n2\n</parameter>";
+    let mixed = "<parameter=city>\nParís\n</parameter>\n<parameter=días>\n2\n</parameter>";
+    let pairs = t.pairs(ascii).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pairs, vec![("city", "Paris"), ("days", "2")]);
+    let pairs = t.pairs(mixed).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pairs, vec![("city", "París"), ("días", "2")]);
+    assert_eq!(
+        t.pairs_backtracking(ascii)
+            .unwrap_or_else(|e| panic!("{e}")),
+        t.pairs(ascii).unwrap_or_else(|e| panic!("{e}"))
+    );
+}

@@ -62,10 +62,9 @@ pub(crate) struct WatchSet {
 }
 
 impl WatchSet {
-    /// Whether `byte` can start a watched delimiter.
-    #[inline]
-    pub(crate) fn can_start(&self, byte: u8) -> bool {
-        self.can_start[usize::from(byte)]
+    /// `table()[b]`: whether byte `b` can start a watched delimiter.
+    pub(crate) fn table(&self) -> &[bool; 256] {
+        &self.can_start
     }
 
     /// Whether some byte of `hay` can start a watched delimiter.

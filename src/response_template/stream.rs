@@ -48,9 +48,20 @@ pub struct ResponseParser<'t> {
     finished: bool,
     /// No events are produced (whole-text parsing, where nobody reads them).
     quiet: bool,
-    /// The feed fast path applies: a region is open, every scanner is idle and all of `buf`
-    /// has been handed to the region (see [`ResponseParser::feed_into`]).
-    fast: bool,
+    /// Set when the feed fast path applies: a region is open (or text outside regions is
+    /// dropped), every scanner is idle and all of `buf` has been handed out (see
+    /// [`ResponseParser::feed_into`]).
+    fast: Option<Fast<'t>>,
+}
+
+/// What the feed fast path needs, resolved once when it becomes available.
+#[derive(Debug, Clone, Copy)]
+struct Fast<'t> {
+    /// `can_start[b]`: byte `b` can start a delimiter watched in the current state.
+    can_start: &'t [bool; 256],
+    /// The open region's field name and whether its chunks are dirty; `None` when no region
+    /// is open and the template has no implicit field (the text is dropped).
+    field: Option<(&'t str, bool)>,
 }
 
 impl<'t> ResponseParser<'t> {
@@ -91,7 +102,7 @@ impl<'t> ResponseParser<'t> {
             initial: Vec::new(),
             finished: false,
             quiet,
-            fast: false,
+            fast: None,
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -121,8 +132,11 @@ impl<'t> ResponseParser<'t> {
     /// reuse one buffer across feeds).
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
-        if self.fast && chunk.len() <= 64 && self.feed_fast(chunk, events) {
-            return Ok(());
+        if let Some(fast) = self.fast {
+            if chunk.len() <= 64 && !chunk.bytes().any(|b| fast.can_start[usize::from(b)]) {
+                self.feed_fast(fast, chunk, events);
+                return Ok(());
+            }
         }
         self.feed_slow(chunk, events)
     }
@@ -136,7 +150,7 @@ impl<'t> ResponseParser<'t> {
                 "ResponseParser already finalized",
             ));
         }
-        self.fast = false;
+        self.fast = None;
         self.push(chunk, false, events).map_err(|e| {
             self.finished = true;
             e.with_kind(ErrorKind::Feed)
@@ -153,46 +167,39 @@ impl<'t> ResponseParser<'t> {
             ));
         }
         self.finished = true;
-        self.fast = false;
+        self.fast = None;
         let mut events = Vec::new();
         self.finish(&mut events)
             .map_err(|e| e.with_kind(ErrorKind::Finalize))?;
         Ok((Value::Object(std::mem::take(&mut self.out)), events))
     }
 
-    /// The per-feed fast path (small chunks inside an open region, nothing in flight): when no
-    /// byte of `chunk` can start a watched delimiter, the chunk is all region text. Does the
-    /// same as `push` would in that case, without its setup. Returns false (having done
-    /// nothing) when the chunk needs the general path.
+    /// The per-feed fast path (small chunks, nothing in flight, no byte of `chunk` can start a
+    /// watched delimiter): the chunk is all text of the open region (or, with no region open
+    /// and no implicit field, dropped text). Does the same as `push` would in that case,
+    /// without its setup.
     #[inline]
-    fn feed_fast(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> bool {
-        let Some(ws) = self.tpl.watches.get(self.watch) else {
-            return false;
-        };
-        if chunk.bytes().any(|b| ws.can_start(b)) {
-            return false;
+    fn feed_fast(&mut self, fast: Fast<'t>, chunk: &str, events: &mut Vec<Event<'t>>) {
+        if chunk.is_empty() {
+            return;
         }
-        let Some(field) = self.region.and_then(|f| self.tpl.fields.get(f)) else {
-            return false;
-        };
         self.buf.push_str(chunk);
-        let end = self.base + self.buf.len();
+        let end = self.emit_pos + chunk.len();
         self.skipped_to = end;
         self.emit_pos = end;
-        if !self.quiet && !chunk.is_empty() {
+        if let Some((field, dirty)) = fast.field {
             events.push(Event::RegionChunk {
-                field: &field.name,
+                field,
                 text: chunk.into(),
-                dirty: field.content.dirty(),
+                dirty,
             });
         }
         // `compact` keeps the open region's text: nothing to drop until it starts far enough in.
         if end - self.base >= COMPACT_MIN
-            && self.region_start.saturating_sub(self.base) >= COMPACT_MIN
+            && (self.region.is_none() || self.region_start.saturating_sub(self.base) >= COMPACT_MIN)
         {
             self.compact();
         }
-        true
     }
 
     fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
@@ -610,10 +617,31 @@ impl<'t> ResponseParser<'t> {
 
     /// Whether the next small feed may take [`feed_fast`](ResponseParser::feed_fast).
     fn update_fast(&mut self) {
-        self.fast = !self.finished
-            && self.all_idle
-            && self.region.is_some()
-            && self.emit_pos == self.base + self.buf.len();
+        self.fast = None;
+        if self.finished
+            || self.quiet
+            || !self.all_idle
+            || self.emit_pos != self.base + self.buf.len()
+        {
+            return;
+        }
+        let tpl: &'t ResponseTemplate = self.tpl;
+        let field = match self.region {
+            Some(f) => match tpl.fields.get(f) {
+                Some(field) => Some((field.name.as_str(), field.content.dirty())),
+                None => return,
+            },
+            // Text outside any region is dropped when there is no implicit field.
+            None if tpl.implicit.is_none() => None,
+            None => return,
+        };
+        let Some(ws) = tpl.watches.get(self.watch) else {
+            return;
+        };
+        self.fast = Some(Fast {
+            can_start: ws.table(),
+            field,
+        });
     }
 
     /// Drops consumed text from the buffer (keeping one character of look-behind).
