@@ -248,6 +248,22 @@ impl<'t> Mapper<'t> {
         }
     }
 
+    /// Maps a step of the parse that only moved the frontier (see
+    /// [`Change::Frontier`](crate::peg::Change::Frontier)): the AST of the previous update
+    /// with every partial node now ending at `frontier`. O(new text): only the open leaf's new
+    /// text is pushed, no node is visited.
+    pub fn grow(&mut self, frontier: usize, text: &str) {
+        let Some(top) = self.stack.last().copied() else {
+            return;
+        };
+        let end = frontier.max(top.start);
+        self.push_text(top, end, text);
+        if top.kind == Kind::Name {
+            let name = partial_name(text.get(top.start..end).unwrap_or_default());
+            self.builder.set_partial_name(&name);
+        }
+    }
+
     fn kind(&self, tag: TagId) -> Kind {
         self.kinds
             .iter()
@@ -378,13 +394,21 @@ impl<'t> Mapper<'t> {
             }
             return;
         }
-        let mut text = std::mem::take(pending);
-        text.push_str(body);
+        let held = !pending.is_empty();
+        if held {
+            // The held whitespace goes first (no allocation: pushed, then cleared).
+            if field == 0 {
+                self.builder.push_reasoning(pending);
+            } else {
+                self.builder.push_content(pending);
+            }
+            pending.clear();
+        }
         pending.push_str(&piece[body.len()..]);
         if field == 0 {
-            self.builder.push_reasoning(&text);
+            self.builder.push_reasoning(body);
         } else {
-            self.builder.push_content(&text);
+            self.builder.push_content(body);
         }
     }
 

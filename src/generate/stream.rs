@@ -26,7 +26,7 @@
 //! content, and [`finish`](ChatStream::finish) says where the format was left.
 
 use crate::message::{ChatDelta, ChatMessage, DeltaTracker, PartialMessage, TrackerConfig};
-use crate::peg::{Session, Status};
+use crate::peg::{Change, Session, Status};
 
 use super::mapper::Mapper;
 use super::parser::{ChatParser, Parsed};
@@ -65,7 +65,13 @@ impl<'p> ChatStream<'p> {
     pub fn feed(&mut self, chunk: &[u8]) -> Option<ChatDelta> {
         self.output_len += chunk.len();
         self.session.feed(chunk);
-        self.sync();
+        match self.session.last_change() {
+            // Only the suspended leaf advanced (a long text or string streaming in): the mapper
+            // pushes the new text of its open leaf, no AST is built.
+            Change::Frontier(frontier) => self.mapper.grow(frontier, self.session.text()),
+            Change::None => {}
+            Change::Tree => self.sync(),
+        }
         if let Some(before) = self.mapper.take_restarted() {
             // The message was rebuilt: what was emitted may no longer be a prefix of it.
             self.verify_everything(&before);

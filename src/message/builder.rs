@@ -140,8 +140,14 @@ impl MessageBuilder {
     /// Appends raw text as the inside of a JSON string (escaped, without quotes), e.g. the
     /// value of a string-typed tagged argument.
     pub fn push_json_string_content(&mut self, raw: &str) {
-        let quoted = serde_json::Value::String(raw.to_owned()).to_string();
-        self.push_arguments(&quoted[1..quoted.len() - 1]);
+        let (call, state) = self.current();
+        state.has_arguments |= !raw.is_empty();
+        let out = if call.name_final {
+            &mut call.arguments
+        } else {
+            &mut state.buffer
+        };
+        escape_json_into(out, raw);
     }
 
     /// Starts the tagged argument `name` (`<parameter=name>`): writes `{` before the first
@@ -273,5 +279,60 @@ impl MessageBuilder {
             .expect("a call was just ensured");
         let state = self.calls.last_mut().expect("a call was just ensured");
         (call, state)
+    }
+}
+
+/// Appends `raw` escaped as the inside of a JSON string (as `serde_json` writes it: `\"`,
+/// `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other control characters as `\u00XX`), in one pass:
+/// runs without anything to escape are copied whole.
+pub(crate) fn escape_json_into(out: &mut String, raw: &str) {
+    let bytes = raw.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        // `i` is an ASCII byte: a char boundary, as is `start`.
+        out.push_str(raw.get(start..i).unwrap_or_default());
+        if escaped.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(escaped);
+        }
+        start = i + 1;
+    }
+    out.push_str(raw.get(start..).unwrap_or_default());
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::escape_json_into;
+
+    #[test]
+    fn escapes_like_serde_json() {
+        for raw in [
+            "",
+            "plain",
+            "a\"b\\c\nd\re\tf",
+            "\u{0}\u{1}\u{8}\u{c}\u{1f}\u{7f}",
+            "naïve → 日本語 \"q\"",
+            "\\\\\"\"",
+        ] {
+            let mut out = String::new();
+            escape_json_into(&mut out, raw);
+            let expected = serde_json::Value::String(raw.to_owned()).to_string();
+            assert_eq!(format!("\"{out}\""), expected, "{raw:?}");
+        }
     }
 }

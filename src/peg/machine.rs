@@ -125,19 +125,26 @@ pub(crate) struct Machine {
     started: bool,
     done: Option<Status>,
     pub(crate) work: u64,
+    /// The last [`run`](Self::run) only resumed the suspended leaf, which suspended again: the
+    /// stack and the completed nodes are unchanged, only the frontier moved.
+    pub(crate) leaf_only: bool,
 }
 
 impl Machine {
     /// Runs (or resumes) the parse over `input` (valid UTF-8; only ever appended to between
     /// calls). `eof`: the input is final.
     pub(crate) fn run(&mut self, g: &Grammar, input: &[u8], eof: bool) -> Status {
+        self.leaf_only = false;
         if let Some(s) = self.done {
             return s;
         }
         let mut msg = if let Some(p) = self.pending.take() {
             match self.leaf(g, p.node, p.start, p.leaf, p.rule, input, eof) {
                 Some(m) => m,
-                None => return Status::NeedMore,
+                None => {
+                    self.leaf_only = true;
+                    return Status::NeedMore;
+                }
             }
         } else if !self.started {
             self.started = true;
@@ -704,6 +711,11 @@ impl Machine {
             rule,
             grammar: g.name.as_deref().map(str::to_owned),
         })
+    }
+
+    /// How far the suspended leaf got (the end of every open tag), if one is suspended.
+    pub(crate) fn frontier(&self) -> Option<usize> {
+        self.pending.as_ref().map(|p| p.progress)
     }
 
     /// The AST in post-order, including open tags as partial nodes (end = the suspended

@@ -138,4 +138,4 @@ pub use chars::CharClass;
 pub use error::{BuildError, ParseError, ParseErrorKind};
 pub use grammar::{Grammar, Parser, TagId};
 pub use machine::Status;
-pub use session::{InvalidUtf8, Parse, Session};
+pub use session::{Change, InvalidUtf8, Parse, Session};
