@@ -38,6 +38,8 @@ pub struct ChatStream<'p> {
     session: Session<'p>,
     mapper: Mapper<'p>,
     tracker: DeltaTracker,
+    /// The tracker compares whole fields (after a restart, until an update has no conflict).
+    verifying: bool,
     output_len: usize,
 }
 
@@ -52,6 +54,7 @@ impl<'p> ChatStream<'p> {
             // Mapping only appends (see the mapper), so the tracker need not re-compare emitted
             // text; a restart or the end of input switches to full verification.
             tracker: DeltaTracker::with_config(TrackerConfig { verify_window: 0 }),
+            verifying: false,
             output_len: 0,
         };
         stream.sync();
@@ -75,8 +78,17 @@ impl<'p> ChatStream<'p> {
         if let Some(before) = self.mapper.take_restarted() {
             // The message was rebuilt: what was emitted may no longer be a prefix of it.
             self.verify_everything(&before);
+            self.verifying = true;
         }
-        self.tracker.update(self.mapper.message()).delta
+        let update = self.tracker.update(self.mapper.message());
+        if self.verifying && update.conflicts.is_empty() {
+            // The rebuilt message extends everything emitted: from here on mapping only
+            // appends again, so the cheap tracker (no re-comparison) is exact. Staying in full
+            // verification would compare whole fields on every feed (quadratic).
+            self.verifying = false;
+            self.tracker.set_verify_window(0);
+        }
+        update.delta
     }
 
     /// Switches to a tracker that compares whole fields (O(field) per update), primed with
