@@ -214,7 +214,11 @@ impl MessageBuilder {
         state.buffer.push_str(&out);
         call.arguments.push_str(&state.buffer);
         state.buffer.clear();
-        if let Some(healing) = heal(&call.arguments) {
+        // Complete, valid JSON (the usual case) needs no closers: the resumable scanner checks
+        // that at a few bytes per cycle, far cheaper than the healing walk.
+        if is_complete_json(&call.arguments) {
+            // Nothing to close.
+        } else if let Some(healing) = heal(&call.arguments) {
             let closes_only = healing
                 .closers
                 .chars()
@@ -279,6 +283,19 @@ impl MessageBuilder {
             .expect("a call was just ensured");
         let state = self.calls.last_mut().expect("a call was just ensured");
         (call, state)
+    }
+}
+
+/// Whether `text` is one complete JSON value (surrounded by optional whitespace): the
+/// resumable scanner in full mode, without the UTF-8 check (`text` is a `str`).
+fn is_complete_json(text: &str) -> bool {
+    use crate::json::{Flavour, Scan, Scanner, Target};
+    let bytes = text.as_bytes();
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let start = bytes.iter().position(|b| !ws(b)).unwrap_or(bytes.len());
+    match Scanner::new(Flavour::Json, Target::Value, start).resume(bytes, true) {
+        Scan::Complete(end) => bytes.get(end..).is_some_and(|tail| tail.iter().all(ws)),
+        _ => false,
     }
 }
 

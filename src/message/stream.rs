@@ -145,12 +145,12 @@ impl DeltaTracker {
         let mut conflicts = Vec::new();
 
         match extend(&mut self.reasoning, &snapshot.reasoning_content, window) {
-            Ok(new) => delta.reasoning_content = new,
-            Err(()) => conflicts.push(Conflict::Reasoning),
+            Some(new) => delta.reasoning_content = owned(new),
+            None => conflicts.push(Conflict::Reasoning),
         }
         match extend(&mut self.content, &snapshot.content, window) {
-            Ok(new) => delta.content = new,
-            Err(()) => conflicts.push(Conflict::Content),
+            Some(new) => delta.content = owned(new),
+            None => conflicts.push(Conflict::Content),
         }
 
         let mut fragments = Vec::new();
@@ -168,16 +168,16 @@ impl DeltaTracker {
                     continue;
                 }
                 match extend(&mut sent.arguments, &call.arguments, window) {
-                    Ok(Some(arguments)) => fragments.push(ToolCallDelta {
+                    Some("") => {}
+                    Some(arguments) => fragments.push(ToolCallDelta {
                         index,
                         function: FunctionDelta {
                             name: None,
-                            arguments: Some(arguments),
+                            arguments: Some(arguments.to_owned()),
                         },
                         ..ToolCallDelta::default()
                     }),
-                    Ok(None) => {}
-                    Err(()) => conflicts.push(Conflict::Arguments(index)),
+                    None => conflicts.push(Conflict::Arguments(index)),
                 }
             } else if call.is_announceable() {
                 self.calls.push(SentCall {
@@ -228,25 +228,30 @@ fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && (a.is_empty() || a == b)
 }
 
-/// Extends `sent` to `new` if `new` extends it: returns the new suffix (`None` when there is
-/// none), or `Err` when `new` does not extend `sent` (checked over the last `window` bytes) or
-/// would be cut inside a code point.
-fn extend(sent: &mut String, new: &str, window: usize) -> Result<Option<String>, ()> {
+/// Extends `sent` to `new` if `new` extends it: returns the new suffix (empty when there is
+/// none), or `None` when `new` does not extend `sent` (checked over the last `window` bytes) or
+/// would be cut inside a code point. Returns a borrowed slice (no `Result` of an owned string
+/// moved through the stack on every feed).
+#[inline]
+fn extend<'n>(sent: &mut String, new: &'n str, window: usize) -> Option<&'n str> {
     let len = sent.len();
     if new.len() < len || !new.is_char_boundary(len) {
-        return Err(());
+        return None;
     }
     let from = len.saturating_sub(window);
     // An empty window is not compared at all: even a zero-length `memcmp` may touch the bytes
     // at the end of the buffers (a masked load), which near a page boundary costs a microcode
     // assist per call.
-    if from < len && new.as_bytes()[from..len] != sent.as_bytes()[from..len] {
-        return Err(());
+    if from < len && new.as_bytes().get(from..len) != sent.as_bytes().get(from..len) {
+        return None;
     }
-    let suffix = &new[len..];
-    if suffix.is_empty() {
-        return Ok(None);
-    }
+    let suffix = new.get(len..).unwrap_or_default();
     sent.push_str(suffix);
-    Ok(Some(suffix.to_owned()))
+    Some(suffix)
+}
+
+/// A non-empty suffix as an owned delta field.
+#[inline]
+fn owned(suffix: &str) -> Option<String> {
+    (!suffix.is_empty()).then(|| suffix.to_owned())
 }
