@@ -456,6 +456,11 @@ impl<'t> Mapper<'t> {
                 let inner = serde_json::from_str::<String>(raw).unwrap_or_default();
                 self.builder.push_arguments(&inner);
             }
+            // The grammar tags arguments only around a JSON value (`tag(tool_args, json())`):
+            // a completed node is one complete value the scanner validated, pushed verbatim.
+            Kind::Args if !self.python && open.pushed == node.span().end => {
+                self.builder.arguments_complete();
+            }
             Kind::ArgName => {
                 self.arg_name = raw.trim().to_owned();
                 self.builder.push_argument_key(&self.arg_name);

@@ -51,6 +51,9 @@ struct CallState {
     closing_quote_pending: bool,
     python: Option<PythonToJson>,
     ended: bool,
+    /// The arguments are known to be one complete JSON value (see
+    /// [`MessageBuilder::arguments_complete`]); any later push clears it.
+    complete_json: bool,
 }
 
 impl MessageBuilder {
@@ -130,6 +133,7 @@ impl MessageBuilder {
     pub fn push_arguments(&mut self, json_text: &str) {
         let (call, state) = self.current();
         state.has_arguments |= !json_text.is_empty();
+        state.complete_json &= json_text.is_empty();
         if call.name_final {
             call.arguments.push_str(json_text);
         } else {
@@ -137,11 +141,21 @@ impl MessageBuilder {
         }
     }
 
+    /// Declares that the current call's argument text pushed so far is exactly one complete,
+    /// valid JSON value (the mapper knows it when a JSON-scanned arguments node completes), so
+    /// [`end_tool_call`](Self::end_tool_call) need not check it for closers. Any later push
+    /// withdraws the claim.
+    pub fn arguments_complete(&mut self) {
+        let (_, state) = self.current();
+        state.complete_json = state.has_arguments && !state.closing_quote_pending;
+    }
+
     /// Appends raw text as the inside of a JSON string (escaped, without quotes), e.g. the
     /// value of a string-typed tagged argument.
     pub fn push_json_string_content(&mut self, raw: &str) {
         let (call, state) = self.current();
         state.has_arguments |= !raw.is_empty();
+        state.complete_json &= raw.is_empty();
         let out = if call.name_final {
             &mut call.arguments
         } else {
@@ -211,12 +225,13 @@ impl MessageBuilder {
         if let Some(python) = state.python.as_mut() {
             python.finish(&mut out);
         }
+        state.complete_json &= out.is_empty();
         state.buffer.push_str(&out);
         call.arguments.push_str(&state.buffer);
         state.buffer.clear();
         // Complete, valid JSON (the usual case) needs no closers: the resumable scanner checks
         // that at a few bytes per cycle, far cheaper than the healing walk.
-        if is_complete_json(&call.arguments) {
+        if state.complete_json || is_complete_json(&call.arguments) {
             // Nothing to close.
         } else if let Some(healing) = heal(&call.arguments) {
             let closes_only = healing
