@@ -481,13 +481,13 @@ impl<'t> Mapper<'t> {
                     } else {
                         serde_json::Value::String(raw.to_owned()).to_string()
                     };
-                    self.builder.push_arguments(&value);
+                    self.builder.push_argument_value(&value);
                 } else if self.value_mode == ValueMode::Whole {
                     let value = raw.trim();
                     if serde_json::from_str::<serde_json::Value>(value).is_ok() {
-                        self.builder.push_arguments(value);
+                        self.builder.push_argument_value(value);
                     } else {
-                        self.builder.push_arguments(
+                        self.builder.push_argument_value(
                             &serde_json::Value::String(value.to_owned()).to_string(),
                         );
                     }

@@ -54,6 +54,11 @@ struct CallState {
     /// The arguments are known to be one complete JSON value (see
     /// [`MessageBuilder::arguments_complete`]); any later push clears it.
     complete_json: bool,
+    /// Tagged arguments written only through the key/value methods (`{"k": "v", "k2": 1`
+    /// with complete values): one `}` closes them. Any raw push clears it.
+    tagged_clean: bool,
+    /// `tagged_clean` as it was before the key just written, until its value is.
+    tagged_key_clean: bool,
 }
 
 impl MessageBuilder {
@@ -134,6 +139,8 @@ impl MessageBuilder {
         let (call, state) = self.current();
         state.has_arguments |= !json_text.is_empty();
         state.complete_json &= json_text.is_empty();
+        state.tagged_clean &= json_text.is_empty();
+        state.tagged_key_clean &= json_text.is_empty();
         if call.name_final {
             call.arguments.push_str(json_text);
         } else {
@@ -169,22 +176,37 @@ impl MessageBuilder {
     /// previous argument is closed first.
     pub fn push_argument_key(&mut self, name: &str) {
         self.end_argument_value();
-        let separator = if self.current().1.has_arguments {
-            ", "
-        } else {
-            "{"
-        };
+        let first = !self.current().1.has_arguments;
+        let clean = first || self.current().1.tagged_clean;
+        let separator = if first { "{" } else { ", " };
         self.push_arguments(separator);
-        self.push_arguments(&serde_json::Value::String(name.to_owned()).to_string());
-        self.push_arguments(": ");
+        let mut key = String::with_capacity(name.len() + 4);
+        key.push('"');
+        escape_json_into(&mut key, name);
+        key.push_str("\": ");
+        self.push_arguments(&key);
+        // Not closable until the value is written.
+        self.current().1.tagged_key_clean = clean;
+    }
+
+    /// Writes a complete, valid JSON value for the tagged argument whose key was just pushed
+    /// (keeps the arguments closable with a single `}`).
+    pub fn push_argument_value(&mut self, json: &str) {
+        let state = self.current().1;
+        let clean = std::mem::take(&mut state.tagged_key_clean);
+        self.push_arguments(json);
+        self.current().1.tagged_clean = clean;
     }
 
     /// Opens a string argument value (for a string-typed parameter): writes `"` and remembers
     /// that the closing quote is pending. Push the raw value with
     /// [`push_json_string_content`](Self::push_json_string_content).
     pub fn open_string_value(&mut self) {
+        let clean = std::mem::take(&mut self.current().1.tagged_key_clean);
         self.push_arguments("\"");
-        self.current().1.closing_quote_pending = true;
+        let state = self.current().1;
+        state.closing_quote_pending = true;
+        state.tagged_clean = clean;
     }
 
     /// Ends the current argument value: writes the pending closing quote of a string value, if
@@ -195,8 +217,10 @@ impl MessageBuilder {
             .last()
             .is_some_and(|c| !c.ended && c.closing_quote_pending)
         {
+            let clean = self.current().1.tagged_clean;
             self.current().1.closing_quote_pending = false;
             self.push_arguments("\"");
+            self.current().1.tagged_clean = clean;
         }
     }
 
@@ -226,12 +250,16 @@ impl MessageBuilder {
             python.finish(&mut out);
         }
         state.complete_json &= out.is_empty();
+        state.tagged_clean &= out.is_empty();
         state.buffer.push_str(&out);
         call.arguments.push_str(&state.buffer);
         state.buffer.clear();
         // Complete, valid JSON (the usual case) needs no closers: the resumable scanner checks
         // that at a few bytes per cycle, far cheaper than the healing walk.
-        if state.complete_json || is_complete_json(&call.arguments) {
+        if state.tagged_clean && !state.closing_quote_pending {
+            // `{` and complete members: the object's `}` is all that is missing.
+            call.arguments.push('}');
+        } else if state.complete_json || is_complete_json(&call.arguments) {
             // Nothing to close.
         } else if let Some(healing) = heal(&call.arguments) {
             let closes_only = healing
@@ -314,6 +342,19 @@ fn is_complete_json(text: &str) -> bool {
     }
 }
 
+/// The bytes a JSON string must escape: `"`, `\\` and control characters.
+static NEEDS_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
 /// Appends `raw` escaped as the inside of a JSON string (as `serde_json` writes it: `\"`,
 /// `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other control characters as `\u00XX`), in one pass:
 /// runs without anything to escape are copied whole.
@@ -321,6 +362,9 @@ pub(crate) fn escape_json_into(out: &mut String, raw: &str) {
     let bytes = raw.as_bytes();
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
+        if !NEEDS_ESCAPE[usize::from(b)] {
+            continue;
+        }
         let escaped: &str = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
