@@ -589,6 +589,14 @@ impl Machine {
                     _ => start,
                 };
                 let from = pos;
+                if let Some(out) = until_suffix_family(delimiters, input, pos, eof) {
+                    let to = match out {
+                        LeafOut::Ok(end) => end,
+                        _ => len,
+                    };
+                    self.work += to.saturating_sub(from) as u64 + 1;
+                    return out;
+                }
                 let out = loop {
                     let hay = input.get(pos..).unwrap_or(&[]);
                     let cand = match **firsts {
@@ -794,4 +802,52 @@ fn first_partial(input: &[u8], from: usize, d: &[u8]) -> usize {
         pos = at + 1;
     }
     len
+}
+
+/// `until_one_of` where the shortest delimiter (the *core*) ends every other one, as in
+/// `["\n</parameter>", "</parameter>"]`: one `memmem` pass for the core instead of stopping at
+/// every occurrence of any delimiter's first byte (every newline, every `<`). Any delimiter
+/// occurrence contains the core at its end, so the first core occurrence bounds the answer;
+/// a longer delimiter can only start in the few bytes before it. `None`: the delimiters are
+/// not such a family (use the general loop).
+fn until_suffix_family(
+    delimiters: &[Box<[u8]>],
+    input: &[u8],
+    pos: usize,
+    eof: bool,
+) -> Option<LeafOut> {
+    let core = delimiters.iter().min_by_key(|d| d.len())?;
+    if core.is_empty() || delimiters.len() < 2 || !delimiters.iter().all(|d| d.ends_with(core)) {
+        return None;
+    }
+    let len = input.len();
+    let hay = input.get(pos..).unwrap_or_default();
+    match memchr::memmem::find(hay, core) {
+        Some(i) => {
+            let at = pos + i;
+            // The earliest start of a delimiter whose core part is this occurrence.
+            let first = delimiters
+                .iter()
+                .filter_map(|d| {
+                    let s = (at + core.len()).checked_sub(d.len())?;
+                    (s >= pos && input.get(s..).is_some_and(|t| t.starts_with(d))).then_some(s)
+                })
+                .min()
+                .unwrap_or(at);
+            Some(LeafOut::Ok(first))
+        }
+        None if eof => Some(LeafOut::Ok(len)),
+        None => {
+            // No complete delimiter: stop before the earliest place one may still start.
+            let maybe = delimiters
+                .iter()
+                .map(|d| first_partial(input, pos, d))
+                .min()
+                .unwrap_or(len);
+            Some(LeafOut::More {
+                leaf: Leaf::Pos(maybe),
+                progress: maybe,
+            })
+        }
+    }
 }
