@@ -63,6 +63,7 @@ impl Kind {
 #[derive(Debug, Clone, Copy)]
 struct Open {
     index: usize,
+    tag: TagId,
     kind: Kind,
     start: usize,
     /// Offset up to which the node's text was pushed.
@@ -97,6 +98,8 @@ pub struct Mapper<'t> {
     prefill: Prefill,
     builder: MessageBuilder,
     next: usize,
+    /// Tag and start of the node at `next - 1` (the last one entered): it must still be there.
+    last_entered: Option<(TagId, usize)>,
     stack: Vec<Open>,
     tool_name: String,
     arg_name: String,
@@ -145,6 +148,7 @@ impl<'t> Mapper<'t> {
             builder: MessageBuilder::with_prefill(&prefill),
             prefill,
             next: 0,
+            last_entered: None,
             stack: Vec::new(),
             tool_name: String::new(),
             arg_name: String::new(),
@@ -193,6 +197,7 @@ impl<'t> Mapper<'t> {
             );
             self.before_restart = Some(old.finish(true));
             self.next = 0;
+            self.last_entered = None;
             self.stack.clear();
             self.tool_name.clear();
             self.pending_ws = Default::default();
@@ -220,8 +225,10 @@ impl<'t> Mapper<'t> {
                 self.exit(top, ast, text);
             }
             let span = node.span();
+            self.last_entered = Some((node.tag_id(), span.start));
             let open = Open {
                 index,
+                tag: node.tag_id(),
                 kind: self.kind(node.tag_id()),
                 start: span.start,
                 pushed: span.start,
@@ -274,10 +281,18 @@ impl<'t> Mapper<'t> {
     fn consistent(&self, ast: &Ast<'_>) -> bool {
         let nodes = ast.nodes();
         nodes.len() >= self.next
+            && self.last_entered.is_none_or(|(tag, start)| {
+                self.next
+                    .checked_sub(1)
+                    .and_then(|i| nodes.get(i))
+                    .is_some_and(|n| n.tag_id() == tag && n.span().start == start)
+            })
             && self.stack.iter().all(|o| {
-                nodes
-                    .get(o.index)
-                    .is_some_and(|n| n.span().start == o.start && n.span().end >= o.pushed)
+                // Same tag too: a failed call alternative can leave a content node at the same
+                // index and start (`<tool_call> t...` turning into content).
+                nodes.get(o.index).is_some_and(|n| {
+                    n.tag_id() == o.tag && n.span().start == o.start && n.span().end >= o.pushed
+                })
             })
     }
 

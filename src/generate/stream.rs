@@ -18,6 +18,24 @@
 //! a tracker primed with what was emitted that compares whole fields, so a rebuilt message can
 //! never emit a wrong suffix (it reports a conflict instead).
 //!
+//! # Committing to a call (the stream vs one-shot rule)
+//! A call is announced as soon as its name (and id, when the format has one) is complete, and its
+//! argument text streams as it arrives: that is what the partial parse of the prefix shows (a
+//! cut-off output reads as an open call with its arguments so far), and deltas always equal the
+//! partial parse of the same prefix. What the stream holds back is only what the prefix parse
+//! itself does not show yet: a marker that may still be cut (`<tool_ca`), trailing whitespace,
+//! a name still being written. Text that *was* shown as a call start but turns into content
+//! (`<tool_call> tag, like HTML`) restarts the mapping and streams as content, since nothing of
+//! it had been emitted.
+//!
+//! The one case the stream cannot follow is a call that was already announced and then stops
+//! being one: output that ends inside it (a truncated call: one shot keeps the raw text as
+//! content) or arguments that turn out malformed. The deltas cannot be retracted; the final
+//! [`Parsed`] of [`finish`](ChatStream::finish) is still the one-shot parse (content plus the
+//! problem), and the tracker counts the conflict. Holding every call back until it closes would
+//! avoid that, at the price of not streaming arguments at all; the fixtures' `partial-call`
+//! cases (a cut stream shows the open call) fix the rule chosen here.
+//!
 //! # Invariants
 //! Deltas never retract text, never split a code point or a marker (the grammar stops plain
 //! text before anything that may still become a marker), announce a call only with its
