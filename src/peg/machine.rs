@@ -570,6 +570,20 @@ impl Machine {
                 };
                 let hay = input.get(from..).unwrap_or(&[]);
                 self.work += hay.len() as u64;
+                // The common streaming step: none of the new bytes can start the delimiter, so
+                // there is neither a match nor a partial one (one `memchr`, no searcher set-up).
+                if let Some(&d0) = finder.needle().first() {
+                    if memchr::memchr(d0, hay).is_none() {
+                        return if eof {
+                            LeafOut::Ok(len)
+                        } else {
+                            LeafOut::More {
+                                leaf: Leaf::Pos(len),
+                                progress: len,
+                            }
+                        };
+                    }
+                }
                 match finder.find(hay) {
                     Some(i) => LeafOut::Ok(from + i),
                     None if eof => LeafOut::Ok(len),
@@ -589,6 +603,25 @@ impl Machine {
                     _ => start,
                 };
                 let from = pos;
+                let hay = input.get(pos..).unwrap_or(&[]);
+                let any_first = match **firsts {
+                    [a] => memchr::memchr(a, hay).is_some(),
+                    [a, b] => memchr::memchr2(a, b, hay).is_some(),
+                    [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
+                    _ => true,
+                };
+                if !any_first {
+                    // No delimiter can start in the new bytes: no match, no partial one.
+                    self.work += hay.len() as u64 + 1;
+                    return if eof {
+                        LeafOut::Ok(len)
+                    } else {
+                        LeafOut::More {
+                            leaf: Leaf::Pos(len),
+                            progress: len,
+                        }
+                    };
+                }
                 if let Some(out) = until_suffix_family(delimiters, input, pos, eof) {
                     let to = match out {
                         LeafOut::Ok(end) => end,
