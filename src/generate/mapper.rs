@@ -419,7 +419,10 @@ impl<'t> Mapper<'t> {
             }
             pending.clear();
         }
-        pending.push_str(&piece[body.len()..]);
+        let trailing = &piece[body.len()..];
+        if !trailing.is_empty() {
+            pending.push_str(trailing);
+        }
         if field == 0 {
             self.builder.push_reasoning(body);
         } else {

@@ -246,7 +246,11 @@ fn extend<'n>(sent: &mut String, new: &'n str, window: usize) -> Option<&'n str>
         return None;
     }
     let suffix = new.get(len..).unwrap_or_default();
-    sent.push_str(suffix);
+    // Not even an empty copy: `memcpy` of nothing into an empty `String`'s dangling pointer
+    // may still issue a masked access there (see `same`).
+    if !suffix.is_empty() {
+        sent.push_str(suffix);
+    }
     Some(suffix)
 }
 
