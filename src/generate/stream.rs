@@ -165,12 +165,12 @@ impl<'p> ChatStream<'p> {
             .parser
             .triggers
             .iter()
-            .find(|t| message.content.contains(t.as_str()))
+            .find(|t| super::parser::find(&message.content, t).is_some())
             .map(|t| {
                 super::parser::located(
                     &self.parser.template,
                     output,
-                    output.find(t.as_str()).unwrap_or(0),
+                    super::parser::find(output, t).unwrap_or(0),
                     format!("a tool call after `{t}` (kept as content)"),
                 )
             });
