@@ -8,6 +8,10 @@ use std::collections::HashMap;
 
 /// Successful rule results with more AST nodes than this are not memoized.
 const MEMO_NODE_LIMIT: usize = 64;
+/// A leaf resumed on at most this many new bytes first checks with one `memchr` whether a
+/// delimiter can start in them at all (the common streaming step); longer texts go straight to
+/// the search, which would otherwise scan them twice.
+const SHORT_STEP: usize = 64;
 /// At most this many distinct expectations are kept for an error.
 const MAX_EXPECTED: usize = 16;
 
@@ -572,7 +576,8 @@ impl Machine {
                 self.work += hay.len() as u64;
                 // The common streaming step: none of the new bytes can start the delimiter, so
                 // there is neither a match nor a partial one (one `memchr`, no searcher set-up).
-                if let Some(&d0) = finder.needle().first() {
+                // Only for short steps: on a long text the searcher below scans it anyway.
+                if let (true, Some(&d0)) = (hay.len() <= SHORT_STEP, finder.needle().first()) {
                     if memchr::memchr(d0, hay).is_none() {
                         return if eof {
                             LeafOut::Ok(len)
@@ -604,12 +609,13 @@ impl Machine {
                 };
                 let from = pos;
                 let hay = input.get(pos..).unwrap_or(&[]);
-                let any_first = match **firsts {
-                    [a] => memchr::memchr(a, hay).is_some(),
-                    [a, b] => memchr::memchr2(a, b, hay).is_some(),
-                    [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
-                    _ => true,
-                };
+                let any_first = hay.len() > SHORT_STEP
+                    || match **firsts {
+                        [a] => memchr::memchr(a, hay).is_some(),
+                        [a, b] => memchr::memchr2(a, b, hay).is_some(),
+                        [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
+                        _ => true,
+                    };
                 if !any_first {
                     // No delimiter can start in the new bytes: no match, no partial one.
                     self.work += hay.len() as u64 + 1;
