@@ -105,6 +105,8 @@ pub struct DeltaTracker {
     reasoning: String,
     calls: Vec<SentCall>,
     conflicts: usize,
+    /// Leading calls that ended and were emitted whole (skipped by cheap updates).
+    settled: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -157,7 +159,14 @@ impl DeltaTracker {
         for index in snapshot.tool_calls.len()..self.calls.len() {
             conflicts.push(Conflict::MissingCall(index));
         }
-        for (index, call) in snapshot.tool_calls.iter().enumerate() {
+        // Without re-comparison (`window == 0`), calls that ended and were fully emitted are
+        // not looked at again: an update costs O(open calls), not O(all calls).
+        let skip = if window == 0 {
+            self.settled.min(snapshot.tool_calls.len())
+        } else {
+            0
+        };
+        for (index, call) in snapshot.tool_calls.iter().enumerate().skip(skip) {
             if let Some(sent) = self.calls.get_mut(index) {
                 if !same(&sent.id, &call.id) || !call.id_final {
                     conflicts.push(Conflict::Id(index));
@@ -197,6 +206,19 @@ impl DeltaTracker {
             } else {
                 break;
             }
+        }
+        while let (Some(sent), Some(call)) = (
+            self.calls.get(self.settled),
+            snapshot.tool_calls.get(self.settled),
+        ) {
+            let done = call.arguments_final
+                && call.id_final
+                && call.name_final
+                && sent.arguments.len() == call.arguments.len();
+            if !done {
+                break;
+            }
+            self.settled += 1;
         }
         if !fragments.is_empty() {
             delta.tool_calls = Some(fragments);
