@@ -8,15 +8,22 @@
 //!
 //! # Cost
 //! Feeding n bytes in any chunking costs O(n) parse work (the session) plus O(n) mapping work
-//! (the mapper pushes each byte once) plus, per feed, O(AST nodes) to read the session's AST
-//! and O(calls) in the tracker; [`finish`](ChatStream::finish) maps the final tree once more. Both work counters are exposed ([`ChatStream::work`]) and a
-//! test checks linearity with them.
+//! (the mapper pushes each byte once). Most feeds only advance the suspended leaf (a long text,
+//! argument value or JSON string streaming in): the session reports
+//! [`Change::Frontier`] and the stream neither builds an AST nor walks nodes, it lets the mapper
+//! push the leaf's new text (`Mapper::grow`), so such a feed costs O(chunk) plus the tracker's
+//! O(open calls) (calls that ended and were emitted whole are not looked at again). Other feeds
+//! read the session's AST (O(nodes)) and map what changed. [`finish`](ChatStream::finish) maps
+//! the final tree once more. Both work counters are exposed ([`ChatStream::work`]) and a test
+//! checks linearity with them.
 //!
 //! The delta tracker runs without re-comparing emitted text (mapping only appends), which
 //! matters: re-comparing a 64-byte window per feed tripled the time of a 1 MB stream. When the
-//! mapper restarts (an open alternative failed) and at the end of input, the stream switches to
-//! a tracker primed with what was emitted that compares whole fields, so a rebuilt message can
-//! never emit a wrong suffix (it reports a conflict instead).
+//! mapper restarts (an open alternative failed, or a node at an open index changed tag) and at
+//! the end of input, the stream switches to a tracker primed with what was emitted that compares
+//! whole fields, so a rebuilt message can never emit a wrong suffix (it reports a conflict
+//! instead); once an update has no conflict (the rebuilt message extends what was emitted) it
+//! goes back to not re-comparing, since staying there would be quadratic.
 //!
 //! # Committing to a call (the stream vs one-shot rule)
 //! A call is announced as soon as its name (and id, when the format has one) is complete, and its
