@@ -63,6 +63,7 @@ impl Kind {
 #[derive(Debug, Clone, Copy)]
 struct Open {
     index: usize,
+    tag: TagId,
     kind: Kind,
     start: usize,
     /// Offset up to which the node's text was pushed.
@@ -97,6 +98,8 @@ pub struct Mapper<'t> {
     prefill: Prefill,
     builder: MessageBuilder,
     next: usize,
+    /// Tag and start of the node at `next - 1` (the last one entered): it must still be there.
+    last_entered: Option<(TagId, usize)>,
     stack: Vec<Open>,
     tool_name: String,
     arg_name: String,
@@ -145,6 +148,7 @@ impl<'t> Mapper<'t> {
             builder: MessageBuilder::with_prefill(&prefill),
             prefill,
             next: 0,
+            last_entered: None,
             stack: Vec::new(),
             tool_name: String::new(),
             arg_name: String::new(),
@@ -193,6 +197,7 @@ impl<'t> Mapper<'t> {
             );
             self.before_restart = Some(old.finish(true));
             self.next = 0;
+            self.last_entered = None;
             self.stack.clear();
             self.tool_name.clear();
             self.pending_ws = Default::default();
@@ -220,8 +225,10 @@ impl<'t> Mapper<'t> {
                 self.exit(top, ast, text);
             }
             let span = node.span();
+            self.last_entered = Some((node.tag_id(), span.start));
             let open = Open {
                 index,
+                tag: node.tag_id(),
                 kind: self.kind(node.tag_id()),
                 start: span.start,
                 pushed: span.start,
@@ -248,6 +255,22 @@ impl<'t> Mapper<'t> {
         }
     }
 
+    /// Maps a step of the parse that only moved the frontier (see
+    /// [`Change::Frontier`](crate::peg::Change::Frontier)): the AST of the previous update
+    /// with every partial node now ending at `frontier`. O(new text): only the open leaf's new
+    /// text is pushed, no node is visited.
+    pub fn grow(&mut self, frontier: usize, text: &str) {
+        let Some(top) = self.stack.last().copied() else {
+            return;
+        };
+        let end = frontier.max(top.start);
+        self.push_text(top, end, text);
+        if top.kind == Kind::Name {
+            let name = partial_name(text.get(top.start..end).unwrap_or_default());
+            self.builder.set_partial_name(&name);
+        }
+    }
+
     fn kind(&self, tag: TagId) -> Kind {
         self.kinds
             .iter()
@@ -258,10 +281,18 @@ impl<'t> Mapper<'t> {
     fn consistent(&self, ast: &Ast<'_>) -> bool {
         let nodes = ast.nodes();
         nodes.len() >= self.next
+            && self.last_entered.is_none_or(|(tag, start)| {
+                self.next
+                    .checked_sub(1)
+                    .and_then(|i| nodes.get(i))
+                    .is_some_and(|n| n.tag_id() == tag && n.span().start == start)
+            })
             && self.stack.iter().all(|o| {
-                nodes
-                    .get(o.index)
-                    .is_some_and(|n| n.span().start == o.start && n.span().end >= o.pushed)
+                // Same tag too: a failed call alternative can leave a content node at the same
+                // index and start (`<tool_call> t...` turning into content).
+                nodes.get(o.index).is_some_and(|n| {
+                    n.tag_id() == o.tag && n.span().start == o.start && n.span().end >= o.pushed
+                })
             })
     }
 
@@ -378,13 +409,24 @@ impl<'t> Mapper<'t> {
             }
             return;
         }
-        let mut text = std::mem::take(pending);
-        text.push_str(body);
-        pending.push_str(&piece[body.len()..]);
+        let held = !pending.is_empty();
+        if held {
+            // The held whitespace goes first (no allocation: pushed, then cleared).
+            if field == 0 {
+                self.builder.push_reasoning(pending);
+            } else {
+                self.builder.push_content(pending);
+            }
+            pending.clear();
+        }
+        let trailing = &piece[body.len()..];
+        if !trailing.is_empty() {
+            pending.push_str(trailing);
+        }
         if field == 0 {
-            self.builder.push_reasoning(&text);
+            self.builder.push_reasoning(body);
         } else {
-            self.builder.push_content(&text);
+            self.builder.push_content(body);
         }
     }
 
@@ -432,6 +474,11 @@ impl<'t> Mapper<'t> {
                 let inner = serde_json::from_str::<String>(raw).unwrap_or_default();
                 self.builder.push_arguments(&inner);
             }
+            // The grammar tags arguments only around a JSON value (`tag(tool_args, json())`):
+            // a completed node is one complete value the scanner validated, pushed verbatim.
+            Kind::Args if !self.python && open.pushed == node.span().end => {
+                self.builder.arguments_complete();
+            }
             Kind::ArgName => {
                 self.arg_name = raw.trim().to_owned();
                 self.builder.push_argument_key(&self.arg_name);
@@ -452,13 +499,13 @@ impl<'t> Mapper<'t> {
                     } else {
                         serde_json::Value::String(raw.to_owned()).to_string()
                     };
-                    self.builder.push_arguments(&value);
+                    self.builder.push_argument_value(&value);
                 } else if self.value_mode == ValueMode::Whole {
                     let value = raw.trim();
                     if serde_json::from_str::<serde_json::Value>(value).is_ok() {
-                        self.builder.push_arguments(value);
+                        self.builder.push_argument_value(value);
                     } else {
-                        self.builder.push_arguments(
+                        self.builder.push_argument_value(
                             &serde_json::Value::String(value.to_owned()).to_string(),
                         );
                     }

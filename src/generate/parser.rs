@@ -336,8 +336,8 @@ impl ChatParser {
     /// A trigger left in the content: a call started there but did not parse.
     fn unparsed_call(&self, message: &ChatMessage, output: &str) -> Option<ParseProblem> {
         for trigger in &self.triggers {
-            if message.content.contains(trigger.as_str()) {
-                let offset = output.find(trigger.as_str()).unwrap_or(0);
+            if find(&message.content, trigger).is_some() {
+                let offset = find(output, trigger).unwrap_or(0);
                 return Some(located(
                     &self.template,
                     output,
@@ -353,6 +353,12 @@ impl ChatParser {
     pub fn stream(&self) -> ChatStream<'_> {
         ChatStream::new(self)
     }
+}
+
+/// The first occurrence of `needle` in `hay`: `memchr::memmem` (SIMD), several times faster
+/// than `str::contains`/`str::find` on long texts.
+pub(crate) fn find(hay: &str, needle: &str) -> Option<usize> {
+    memchr::memmem::find(hay.as_bytes(), needle.as_bytes())
 }
 
 pub(crate) fn located(

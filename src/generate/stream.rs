@@ -8,15 +8,40 @@
 //!
 //! # Cost
 //! Feeding n bytes in any chunking costs O(n) parse work (the session) plus O(n) mapping work
-//! (the mapper pushes each byte once) plus, per feed, O(AST nodes) to read the session's AST
-//! and O(calls) in the tracker; [`finish`](ChatStream::finish) maps the final tree once more. Both work counters are exposed ([`ChatStream::work`]) and a
-//! test checks linearity with them.
+//! (the mapper pushes each byte once). Most feeds only advance the suspended leaf (a long text,
+//! argument value or JSON string streaming in): the session reports
+//! [`Change::Frontier`] and the stream neither builds an AST nor walks nodes, it lets the mapper
+//! push the leaf's new text (`Mapper::grow`), so such a feed costs O(chunk) plus the tracker's
+//! O(open calls) (calls that ended and were emitted whole are not looked at again). Other feeds
+//! read the session's AST (O(nodes)) and map what changed. [`finish`](ChatStream::finish) maps
+//! the final tree once more. Both work counters are exposed ([`ChatStream::work`]) and a test
+//! checks linearity with them.
 //!
 //! The delta tracker runs without re-comparing emitted text (mapping only appends), which
 //! matters: re-comparing a 64-byte window per feed tripled the time of a 1 MB stream. When the
-//! mapper restarts (an open alternative failed) and at the end of input, the stream switches to
-//! a tracker primed with what was emitted that compares whole fields, so a rebuilt message can
-//! never emit a wrong suffix (it reports a conflict instead).
+//! mapper restarts (an open alternative failed, or a node at an open index changed tag) and at
+//! the end of input, the stream switches to a tracker primed with what was emitted that compares
+//! whole fields, so a rebuilt message can never emit a wrong suffix (it reports a conflict
+//! instead); once an update has no conflict (the rebuilt message extends what was emitted) it
+//! goes back to not re-comparing, since staying there would be quadratic.
+//!
+//! # Committing to a call (the stream vs one-shot rule)
+//! A call is announced as soon as its name (and id, when the format has one) is complete, and its
+//! argument text streams as it arrives: that is what the partial parse of the prefix shows (a
+//! cut-off output reads as an open call with its arguments so far), and deltas always equal the
+//! partial parse of the same prefix. What the stream holds back is only what the prefix parse
+//! itself does not show yet: a marker that may still be cut (`<tool_ca`), trailing whitespace,
+//! a name still being written. Text that *was* shown as a call start but turns into content
+//! (`<tool_call> tag, like HTML`) restarts the mapping and streams as content, since nothing of
+//! it had been emitted.
+//!
+//! The one case the stream cannot follow is a call that was already announced and then stops
+//! being one: output that ends inside it (a truncated call: one shot keeps the raw text as
+//! content) or arguments that turn out malformed. The deltas cannot be retracted; the final
+//! [`Parsed`] of [`finish`](ChatStream::finish) is still the one-shot parse (content plus the
+//! problem), and the tracker counts the conflict. Holding every call back until it closes would
+//! avoid that, at the price of not streaming arguments at all; the fixtures' `partial-call`
+//! cases (a cut stream shows the open call) fix the rule chosen here.
 //!
 //! # Invariants
 //! Deltas never retract text, never split a code point or a marker (the grammar stops plain
@@ -26,7 +51,7 @@
 //! content, and [`finish`](ChatStream::finish) says where the format was left.
 
 use crate::message::{ChatDelta, ChatMessage, DeltaTracker, PartialMessage, TrackerConfig};
-use crate::peg::{Session, Status};
+use crate::peg::{Change, Session, Status};
 
 use super::mapper::Mapper;
 use super::parser::{ChatParser, Parsed};
@@ -38,6 +63,8 @@ pub struct ChatStream<'p> {
     session: Session<'p>,
     mapper: Mapper<'p>,
     tracker: DeltaTracker,
+    /// The tracker compares whole fields (after a restart, until an update has no conflict).
+    verifying: bool,
     output_len: usize,
 }
 
@@ -52,6 +79,7 @@ impl<'p> ChatStream<'p> {
             // Mapping only appends (see the mapper), so the tracker need not re-compare emitted
             // text; a restart or the end of input switches to full verification.
             tracker: DeltaTracker::with_config(TrackerConfig { verify_window: 0 }),
+            verifying: false,
             output_len: 0,
         };
         stream.sync();
@@ -65,12 +93,27 @@ impl<'p> ChatStream<'p> {
     pub fn feed(&mut self, chunk: &[u8]) -> Option<ChatDelta> {
         self.output_len += chunk.len();
         self.session.feed(chunk);
-        self.sync();
+        match self.session.last_change() {
+            // Only the suspended leaf advanced (a long text or string streaming in): the mapper
+            // pushes the new text of its open leaf, no AST is built.
+            Change::Frontier(frontier) => self.mapper.grow(frontier, self.session.text()),
+            Change::None => {}
+            Change::Tree => self.sync(),
+        }
         if let Some(before) = self.mapper.take_restarted() {
             // The message was rebuilt: what was emitted may no longer be a prefix of it.
             self.verify_everything(&before);
+            self.verifying = true;
         }
-        self.tracker.update(self.mapper.message()).delta
+        let update = self.tracker.update(self.mapper.message());
+        if self.verifying && update.conflicts.is_empty() {
+            // The rebuilt message extends everything emitted: from here on mapping only
+            // appends again, so the cheap tracker (no re-comparison) is exact. Staying in full
+            // verification would compare whole fields on every feed (quadratic).
+            self.verifying = false;
+            self.tracker.set_verify_window(0);
+        }
+        update.delta
     }
 
     /// Switches to a tracker that compares whole fields (O(field) per update), primed with
@@ -129,12 +172,12 @@ impl<'p> ChatStream<'p> {
             .parser
             .triggers
             .iter()
-            .find(|t| message.content.contains(t.as_str()))
+            .find(|t| super::parser::find(&message.content, t).is_some())
             .map(|t| {
                 super::parser::located(
                     &self.parser.template,
                     output,
-                    output.find(t.as_str()).unwrap_or(0),
+                    super::parser::find(output, t).unwrap_or(0),
                     format!("a tool call after `{t}` (kept as content)"),
                 )
             });

@@ -30,7 +30,7 @@
 
 mod heal;
 mod python;
-mod scanner;
+pub(crate) mod scanner;
 
 #[cfg(test)]
 mod tests;

@@ -617,20 +617,20 @@ pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-const LO: u64 = 0x0101_0101_0101_0101;
+pub(crate) const LO: u64 = 0x0101_0101_0101_0101;
 
 const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
 
 /// Exactly the bytes of `w` equal to the byte repeated in `pat`, as 0x80 in that byte.
 #[inline(always)]
-fn eq_mask(w: u64, pat: u64) -> u64 {
+pub(crate) fn eq_mask(w: u64, pat: u64) -> u64 {
     let x = w ^ pat;
     !(((x & LOW7).wrapping_add(LOW7)) | x | LOW7)
 }
 
 /// Exactly the bytes of `w` below 0x20, as 0x80 in that byte.
 #[inline(always)]
-fn ctl_mask(w: u64) -> u64 {
+pub(crate) fn ctl_mask(w: u64) -> u64 {
     !(((w & LOW7).wrapping_add(LO * 0x60)) | w | LOW7)
 }
 
@@ -654,7 +654,7 @@ fn simple_escape(e: u8) -> bool {
 }
 
 #[inline(always)]
-fn word(s: &[u8], i: usize) -> Option<u64> {
+pub(crate) fn word(s: &[u8], i: usize) -> Option<u64> {
     let bytes: [u8; 8] = s.get(i..i + 8)?.try_into().ok()?;
     Some(u64::from_le_bytes(bytes))
 }

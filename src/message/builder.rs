@@ -51,6 +51,14 @@ struct CallState {
     closing_quote_pending: bool,
     python: Option<PythonToJson>,
     ended: bool,
+    /// The arguments are known to be one complete JSON value (see
+    /// [`MessageBuilder::arguments_complete`]); any later push clears it.
+    complete_json: bool,
+    /// Tagged arguments written only through the key/value methods (`{"k": "v", "k2": 1`
+    /// with complete values): one `}` closes them. Any raw push clears it.
+    tagged_clean: bool,
+    /// `tagged_clean` as it was before the key just written, until its value is.
+    tagged_key_clean: bool,
 }
 
 impl MessageBuilder {
@@ -130,6 +138,9 @@ impl MessageBuilder {
     pub fn push_arguments(&mut self, json_text: &str) {
         let (call, state) = self.current();
         state.has_arguments |= !json_text.is_empty();
+        state.complete_json &= json_text.is_empty();
+        state.tagged_clean &= json_text.is_empty();
+        state.tagged_key_clean &= json_text.is_empty();
         if call.name_final {
             call.arguments.push_str(json_text);
         } else {
@@ -137,11 +148,27 @@ impl MessageBuilder {
         }
     }
 
+    /// Declares that the current call's argument text pushed so far is exactly one complete,
+    /// valid JSON value (the mapper knows it when a JSON-scanned arguments node completes), so
+    /// [`end_tool_call`](Self::end_tool_call) need not check it for closers. Any later push
+    /// withdraws the claim.
+    pub fn arguments_complete(&mut self) {
+        let (_, state) = self.current();
+        state.complete_json = state.has_arguments && !state.closing_quote_pending;
+    }
+
     /// Appends raw text as the inside of a JSON string (escaped, without quotes), e.g. the
     /// value of a string-typed tagged argument.
     pub fn push_json_string_content(&mut self, raw: &str) {
-        let quoted = serde_json::Value::String(raw.to_owned()).to_string();
-        self.push_arguments(&quoted[1..quoted.len() - 1]);
+        let (call, state) = self.current();
+        state.has_arguments |= !raw.is_empty();
+        state.complete_json &= raw.is_empty();
+        let out = if call.name_final {
+            &mut call.arguments
+        } else {
+            &mut state.buffer
+        };
+        escape_json_into(out, raw);
     }
 
     /// Starts the tagged argument `name` (`<parameter=name>`): writes `{` before the first
@@ -149,22 +176,37 @@ impl MessageBuilder {
     /// previous argument is closed first.
     pub fn push_argument_key(&mut self, name: &str) {
         self.end_argument_value();
-        let separator = if self.current().1.has_arguments {
-            ", "
-        } else {
-            "{"
-        };
+        let first = !self.current().1.has_arguments;
+        let clean = first || self.current().1.tagged_clean;
+        let separator = if first { "{" } else { ", " };
         self.push_arguments(separator);
-        self.push_arguments(&serde_json::Value::String(name.to_owned()).to_string());
-        self.push_arguments(": ");
+        let mut key = String::with_capacity(name.len() + 4);
+        key.push('"');
+        escape_json_into(&mut key, name);
+        key.push_str("\": ");
+        self.push_arguments(&key);
+        // Not closable until the value is written.
+        self.current().1.tagged_key_clean = clean;
+    }
+
+    /// Writes a complete, valid JSON value for the tagged argument whose key was just pushed
+    /// (keeps the arguments closable with a single `}`).
+    pub fn push_argument_value(&mut self, json: &str) {
+        let state = self.current().1;
+        let clean = std::mem::take(&mut state.tagged_key_clean);
+        self.push_arguments(json);
+        self.current().1.tagged_clean = clean;
     }
 
     /// Opens a string argument value (for a string-typed parameter): writes `"` and remembers
     /// that the closing quote is pending. Push the raw value with
     /// [`push_json_string_content`](Self::push_json_string_content).
     pub fn open_string_value(&mut self) {
+        let clean = std::mem::take(&mut self.current().1.tagged_key_clean);
         self.push_arguments("\"");
-        self.current().1.closing_quote_pending = true;
+        let state = self.current().1;
+        state.closing_quote_pending = true;
+        state.tagged_clean = clean;
     }
 
     /// Ends the current argument value: writes the pending closing quote of a string value, if
@@ -175,8 +217,10 @@ impl MessageBuilder {
             .last()
             .is_some_and(|c| !c.ended && c.closing_quote_pending)
         {
+            let clean = self.current().1.tagged_clean;
             self.current().1.closing_quote_pending = false;
             self.push_arguments("\"");
+            self.current().1.tagged_clean = clean;
         }
     }
 
@@ -205,10 +249,19 @@ impl MessageBuilder {
         if let Some(python) = state.python.as_mut() {
             python.finish(&mut out);
         }
+        state.complete_json &= out.is_empty();
+        state.tagged_clean &= out.is_empty();
         state.buffer.push_str(&out);
         call.arguments.push_str(&state.buffer);
         state.buffer.clear();
-        if let Some(healing) = heal(&call.arguments) {
+        // Complete, valid JSON (the usual case) needs no closers: the resumable scanner checks
+        // that at a few bytes per cycle, far cheaper than the healing walk.
+        if state.tagged_clean && !state.closing_quote_pending {
+            // `{` and complete members: the object's `}` is all that is missing.
+            call.arguments.push('}');
+        } else if state.complete_json || is_complete_json(&call.arguments) {
+            // Nothing to close.
+        } else if let Some(healing) = heal(&call.arguments) {
             let closes_only = healing
                 .closers
                 .chars()
@@ -273,5 +326,106 @@ impl MessageBuilder {
             .expect("a call was just ensured");
         let state = self.calls.last_mut().expect("a call was just ensured");
         (call, state)
+    }
+}
+
+/// Whether `text` is one complete JSON value (surrounded by optional whitespace): the
+/// resumable scanner in full mode, without the UTF-8 check (`text` is a `str`).
+fn is_complete_json(text: &str) -> bool {
+    use crate::json::{Flavour, Scan, Scanner, Target};
+    let bytes = text.as_bytes();
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let start = bytes.iter().position(|b| !ws(b)).unwrap_or(bytes.len());
+    match Scanner::new(Flavour::Json, Target::Value, start).resume(bytes, true) {
+        Scan::Complete(end) => bytes.get(end..).is_some_and(|tail| tail.iter().all(ws)),
+        _ => false,
+    }
+}
+
+/// The bytes a JSON string must escape: `"`, `\\` and control characters.
+static NEEDS_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// Appends `raw` escaped as the inside of a JSON string (as `serde_json` writes it: `\"`,
+/// `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other control characters as `\u00XX`), in one pass:
+/// runs without anything to escape are copied whole.
+pub(crate) fn escape_json_into(out: &mut String, raw: &str) {
+    use crate::json::scanner::{ctl_mask, eq_mask, word, LO};
+    let bytes = raw.as_bytes();
+    // Escapes lengthen the text a little: one reservation instead of repeated doubling.
+    out.reserve(raw.len() + raw.len() / 8);
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        // Eight bytes at a time up to the next byte to escape.
+        while let Some(w) = word(bytes, i) {
+            let m =
+                eq_mask(w, LO * u64::from(b'"')) | eq_mask(w, LO * u64::from(b'\\')) | ctl_mask(w);
+            if m != 0 {
+                i += (m.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        let Some(&b) = bytes.get(i) else { break };
+        i += 1;
+        if !NEEDS_ESCAPE[usize::from(b)] {
+            continue;
+        }
+        let i = i - 1;
+        let escaped: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        // `i` is an ASCII byte: a char boundary, as is `start`.
+        out.push_str(raw.get(start..i).unwrap_or_default());
+        if escaped.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(escaped);
+        }
+        start = i + 1;
+    }
+    out.push_str(raw.get(start..).unwrap_or_default());
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::escape_json_into;
+
+    #[test]
+    fn escapes_like_serde_json() {
+        for raw in [
+            "",
+            "plain",
+            "a\"b\\c\nd\re\tf",
+            "\u{0}\u{1}\u{8}\u{c}\u{1f}\u{7f}",
+            "naïve → 日本語 \"q\"",
+            "\\\\\"\"",
+        ] {
+            let mut out = String::new();
+            escape_json_into(&mut out, raw);
+            let expected = serde_json::Value::String(raw.to_owned()).to_string();
+            assert_eq!(format!("\"{out}\""), expected, "{raw:?}");
+        }
     }
 }

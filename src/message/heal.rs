@@ -42,9 +42,35 @@ impl Healing {
 
 /// Heals `text` (see the module docs); `None` when it cannot be healed.
 pub fn heal(text: &str) -> Option<Healing> {
+    let bytes = text.as_bytes();
     let mut scanner = Scanner::default();
-    for (i, &byte) in text.as_bytes().iter().enumerate() {
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        // Inside a string (no escape under way): jump to the next quote or backslash with
+        // `memchr2`; the bytes skipped only need checking for control characters, and the
+        // string stays keepable up to the jump target (an ASCII byte or the end, both char
+        // boundaries).
+        if let Lexeme::Str {
+            escape: Escape::None,
+            high_surrogate: None,
+            ref mut safe,
+            ..
+        } = scanner.lexeme
+        {
+            let rest = bytes.get(i..).unwrap_or_default();
+            let j = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+            if j > 0 {
+                let skipped = rest.get(..j).unwrap_or_default();
+                if skipped.iter().fold(false, |ctl, &b| ctl | (b < 0x20)) {
+                    return None;
+                }
+                *safe = i + j;
+                i += j;
+                continue;
+            }
+        }
         scanner.step(text, i, byte)?;
+        i += 1;
     }
     scanner.finish(text.len())
 }

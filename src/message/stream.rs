@@ -105,6 +105,8 @@ pub struct DeltaTracker {
     reasoning: String,
     calls: Vec<SentCall>,
     conflicts: usize,
+    /// Leading calls that ended and were emitted whole (skipped by cheap updates).
+    settled: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -128,6 +130,11 @@ impl DeltaTracker {
         }
     }
 
+    /// Changes [`TrackerConfig::verify_window`] for the following updates.
+    pub fn set_verify_window(&mut self, window: usize) {
+        self.config.verify_window = window;
+    }
+
     /// How many conflicts all updates have reported.
     pub fn conflicts(&self) -> usize {
         self.conflicts
@@ -140,39 +147,46 @@ impl DeltaTracker {
         let mut conflicts = Vec::new();
 
         match extend(&mut self.reasoning, &snapshot.reasoning_content, window) {
-            Ok(new) => delta.reasoning_content = new,
-            Err(()) => conflicts.push(Conflict::Reasoning),
+            Some(new) => delta.reasoning_content = owned(new),
+            None => conflicts.push(Conflict::Reasoning),
         }
         match extend(&mut self.content, &snapshot.content, window) {
-            Ok(new) => delta.content = new,
-            Err(()) => conflicts.push(Conflict::Content),
+            Some(new) => delta.content = owned(new),
+            None => conflicts.push(Conflict::Content),
         }
 
         let mut fragments = Vec::new();
         for index in snapshot.tool_calls.len()..self.calls.len() {
             conflicts.push(Conflict::MissingCall(index));
         }
-        for (index, call) in snapshot.tool_calls.iter().enumerate() {
+        // Without re-comparison (`window == 0`), calls that ended and were fully emitted are
+        // not looked at again: an update costs O(open calls), not O(all calls).
+        let skip = if window == 0 {
+            self.settled.min(snapshot.tool_calls.len())
+        } else {
+            0
+        };
+        for (index, call) in snapshot.tool_calls.iter().enumerate().skip(skip) {
             if let Some(sent) = self.calls.get_mut(index) {
-                if sent.id != call.id || !call.id_final {
+                if !same(&sent.id, &call.id) || !call.id_final {
                     conflicts.push(Conflict::Id(index));
                     continue;
                 }
-                if sent.name != call.name || !call.name_final {
+                if !same(&sent.name, &call.name) || !call.name_final {
                     conflicts.push(Conflict::Name(index));
                     continue;
                 }
                 match extend(&mut sent.arguments, &call.arguments, window) {
-                    Ok(Some(arguments)) => fragments.push(ToolCallDelta {
+                    Some("") => {}
+                    Some(arguments) => fragments.push(ToolCallDelta {
                         index,
                         function: FunctionDelta {
                             name: None,
-                            arguments: Some(arguments),
+                            arguments: Some(arguments.to_owned()),
                         },
                         ..ToolCallDelta::default()
                     }),
-                    Ok(None) => {}
-                    Err(()) => conflicts.push(Conflict::Arguments(index)),
+                    None => conflicts.push(Conflict::Arguments(index)),
                 }
             } else if call.is_announceable() {
                 self.calls.push(SentCall {
@@ -192,6 +206,19 @@ impl DeltaTracker {
             } else {
                 break;
             }
+        }
+        while let (Some(sent), Some(call)) = (
+            self.calls.get(self.settled),
+            snapshot.tool_calls.get(self.settled),
+        ) {
+            let done = call.arguments_final
+                && call.id_final
+                && call.name_final
+                && sent.arguments.len() == call.arguments.len();
+            if !done {
+                break;
+            }
+            self.settled += 1;
         }
         if !fragments.is_empty() {
             delta.tool_calls = Some(fragments);
@@ -215,22 +242,42 @@ impl DeltaTracker {
     }
 }
 
-/// Extends `sent` to `new` if `new` extends it: returns the new suffix (`None` when there is
-/// none), or `Err` when `new` does not extend `sent` (checked over the last `window` bytes) or
-/// would be cut inside a code point.
-fn extend(sent: &mut String, new: &str, window: usize) -> Result<Option<String>, ()> {
+/// `a == b`, without calling `memcmp` for empty strings: a zero-length `memcmp` on an empty
+/// `String`'s dangling pointer may still issue a masked load there, and a masked load from an
+/// unmapped page costs a microcode assist (this made every feed of a tool call ~4× slower).
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (a.is_empty() || a == b)
+}
+
+/// Extends `sent` to `new` if `new` extends it: returns the new suffix (empty when there is
+/// none), or `None` when `new` does not extend `sent` (checked over the last `window` bytes) or
+/// would be cut inside a code point. Returns a borrowed slice (no `Result` of an owned string
+/// moved through the stack on every feed).
+#[inline]
+fn extend<'n>(sent: &mut String, new: &'n str, window: usize) -> Option<&'n str> {
     let len = sent.len();
     if new.len() < len || !new.is_char_boundary(len) {
-        return Err(());
+        return None;
     }
     let from = len.saturating_sub(window);
-    if new.as_bytes()[from..len] != sent.as_bytes()[from..len] {
-        return Err(());
+    // An empty window is not compared at all: even a zero-length `memcmp` may touch the bytes
+    // at the end of the buffers (a masked load), which near a page boundary costs a microcode
+    // assist per call.
+    if from < len && new.as_bytes().get(from..len) != sent.as_bytes().get(from..len) {
+        return None;
     }
-    let suffix = &new[len..];
-    if suffix.is_empty() {
-        return Ok(None);
+    let suffix = new.get(len..).unwrap_or_default();
+    // Not even an empty copy: `memcpy` of nothing into an empty `String`'s dangling pointer
+    // may still issue a masked access there (see `same`).
+    if !suffix.is_empty() {
+        sent.push_str(suffix);
     }
-    sent.push_str(suffix);
-    Ok(Some(suffix.to_owned()))
+    Some(suffix)
+}
+
+/// A non-empty suffix as an owned delta field.
+#[inline]
+fn owned(suffix: &str) -> Option<String> {
+    (!suffix.is_empty()).then(|| suffix.to_owned())
 }

@@ -8,6 +8,10 @@ use std::collections::HashMap;
 
 /// Successful rule results with more AST nodes than this are not memoized.
 const MEMO_NODE_LIMIT: usize = 64;
+/// A leaf resumed on at most this many new bytes first checks with one `memchr` whether a
+/// delimiter can start in them at all (the common streaming step); longer texts go straight to
+/// the search, which would otherwise scan them twice.
+const SHORT_STEP: usize = 64;
 /// At most this many distinct expectations are kept for an error.
 const MAX_EXPECTED: usize = 16;
 
@@ -125,19 +129,26 @@ pub(crate) struct Machine {
     started: bool,
     done: Option<Status>,
     pub(crate) work: u64,
+    /// The last [`run`](Self::run) only resumed the suspended leaf, which suspended again: the
+    /// stack and the completed nodes are unchanged, only the frontier moved.
+    pub(crate) leaf_only: bool,
 }
 
 impl Machine {
     /// Runs (or resumes) the parse over `input` (valid UTF-8; only ever appended to between
     /// calls). `eof`: the input is final.
     pub(crate) fn run(&mut self, g: &Grammar, input: &[u8], eof: bool) -> Status {
+        self.leaf_only = false;
         if let Some(s) = self.done {
             return s;
         }
         let mut msg = if let Some(p) = self.pending.take() {
             match self.leaf(g, p.node, p.start, p.leaf, p.rule, input, eof) {
                 Some(m) => m,
-                None => return Status::NeedMore,
+                None => {
+                    self.leaf_only = true;
+                    return Status::NeedMore;
+                }
             }
         } else if !self.started {
             self.started = true;
@@ -563,6 +574,21 @@ impl Machine {
                 };
                 let hay = input.get(from..).unwrap_or(&[]);
                 self.work += hay.len() as u64;
+                // The common streaming step: none of the new bytes can start the delimiter, so
+                // there is neither a match nor a partial one (one `memchr`, no searcher set-up).
+                // Only for short steps: on a long text the searcher below scans it anyway.
+                if let (true, Some(&d0)) = (hay.len() <= SHORT_STEP, finder.needle().first()) {
+                    if memchr::memchr(d0, hay).is_none() {
+                        return if eof {
+                            LeafOut::Ok(len)
+                        } else {
+                            LeafOut::More {
+                                leaf: Leaf::Pos(len),
+                                progress: len,
+                            }
+                        };
+                    }
+                }
                 match finder.find(hay) {
                     Some(i) => LeafOut::Ok(from + i),
                     None if eof => LeafOut::Ok(len),
@@ -582,6 +608,34 @@ impl Machine {
                     _ => start,
                 };
                 let from = pos;
+                let hay = input.get(pos..).unwrap_or(&[]);
+                let any_first = hay.len() > SHORT_STEP
+                    || match **firsts {
+                        [a] => memchr::memchr(a, hay).is_some(),
+                        [a, b] => memchr::memchr2(a, b, hay).is_some(),
+                        [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
+                        _ => true,
+                    };
+                if !any_first {
+                    // No delimiter can start in the new bytes: no match, no partial one.
+                    self.work += hay.len() as u64 + 1;
+                    return if eof {
+                        LeafOut::Ok(len)
+                    } else {
+                        LeafOut::More {
+                            leaf: Leaf::Pos(len),
+                            progress: len,
+                        }
+                    };
+                }
+                if let Some(out) = until_suffix_family(delimiters, input, pos, eof) {
+                    let to = match out {
+                        LeafOut::Ok(end) => end,
+                        _ => len,
+                    };
+                    self.work += to.saturating_sub(from) as u64 + 1;
+                    return out;
+                }
                 let out = loop {
                     let hay = input.get(pos..).unwrap_or(&[]);
                     let cand = match **firsts {
@@ -706,6 +760,11 @@ impl Machine {
         })
     }
 
+    /// How far the suspended leaf got (the end of every open tag), if one is suspended.
+    pub(crate) fn frontier(&self) -> Option<usize> {
+        self.pending.as_ref().map(|p| p.progress)
+    }
+
     /// The AST in post-order, including open tags as partial nodes (end = the suspended
     /// leaf's progress), minus anything under an open `atomic`.
     pub(crate) fn raw_ast(&self, g: &Grammar) -> (Vec<RawNode>, usize) {
@@ -782,4 +841,52 @@ fn first_partial(input: &[u8], from: usize, d: &[u8]) -> usize {
         pos = at + 1;
     }
     len
+}
+
+/// `until_one_of` where the shortest delimiter (the *core*) ends every other one, as in
+/// `["\n</parameter>", "</parameter>"]`: one `memmem` pass for the core instead of stopping at
+/// every occurrence of any delimiter's first byte (every newline, every `<`). Any delimiter
+/// occurrence contains the core at its end, so the first core occurrence bounds the answer;
+/// a longer delimiter can only start in the few bytes before it. `None`: the delimiters are
+/// not such a family (use the general loop).
+fn until_suffix_family(
+    delimiters: &[Box<[u8]>],
+    input: &[u8],
+    pos: usize,
+    eof: bool,
+) -> Option<LeafOut> {
+    let core = delimiters.iter().min_by_key(|d| d.len())?;
+    if core.is_empty() || delimiters.len() < 2 || !delimiters.iter().all(|d| d.ends_with(core)) {
+        return None;
+    }
+    let len = input.len();
+    let hay = input.get(pos..).unwrap_or_default();
+    match memchr::memmem::find(hay, core) {
+        Some(i) => {
+            let at = pos + i;
+            // The earliest start of a delimiter whose core part is this occurrence.
+            let first = delimiters
+                .iter()
+                .filter_map(|d| {
+                    let s = (at + core.len()).checked_sub(d.len())?;
+                    (s >= pos && input.get(s..).is_some_and(|t| t.starts_with(d))).then_some(s)
+                })
+                .min()
+                .unwrap_or(at);
+            Some(LeafOut::Ok(first))
+        }
+        None if eof => Some(LeafOut::Ok(len)),
+        None => {
+            // No complete delimiter: stop before the earliest place one may still start.
+            let maybe = delimiters
+                .iter()
+                .map(|d| first_partial(input, pos, d))
+                .min()
+                .unwrap_or(len);
+            Some(LeafOut::More {
+                leaf: Leaf::Pos(maybe),
+                progress: maybe,
+            })
+        }
+    }
 }

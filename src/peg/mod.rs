@@ -54,6 +54,12 @@
 //!    feed), so a feed costs O(chunk + longest delimiter) and feeding n bytes costs O(n)
 //!    plus the grammar's own backtracking, as one shot would (checked by a work-counter
 //!    test, [`Session::work`]: 1 MB in 4-byte chunks stays under 8 units per byte).
+//!    [`Session::last_change`] tells a reader whether a feed only moved the suspended leaf
+//!    ([`Change::Frontier`]: same nodes, open ones now end at the new frontier), so it can skip
+//!    rebuilding the [`Ast`]. Leaves resumed on a few new bytes first check with one `memchr`
+//!    whether a delimiter can start there at all; `until_one_of` over a suffix family
+//!    (`"\n</parameter>"`, `"</parameter>"`) searches the shared core with `memmem` instead of
+//!    stopping at every first byte.
 //! 4. Named rules are packrat-memoized by `(rule, offset)` (failures, and successes with at
 //!    most 64 AST nodes), so backtracking through rules is not exponential. Memo entries
 //!    never need invalidation: a result that looked at the end of the input was need-more.
@@ -138,4 +144,4 @@ pub use chars::CharClass;
 pub use error::{BuildError, ParseError, ParseErrorKind};
 pub use grammar::{Grammar, Parser, TagId};
 pub use machine::Status;
-pub use session::{InvalidUtf8, Parse, Session};
+pub use session::{Change, InvalidUtf8, Parse, Session};

@@ -235,6 +235,20 @@ pub struct Session<'g> {
     status: Status,
     finished: bool,
     error: Option<ParseError>,
+    change: Change,
+}
+
+/// What one [`Session::feed`] changed in the session's AST (see [`Session::last_change`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing: the parse had already ended (or the session was finished).
+    None,
+    /// Only the suspended leaf advanced: the AST has the same nodes as before, and every
+    /// partial node now ends at this offset (or at its start, if that is later), as
+    /// [`Session::ast`] would show.
+    Frontier(usize),
+    /// Anything else: read the AST again.
+    Tree,
 }
 
 impl<'g> Session<'g> {
@@ -249,12 +263,14 @@ impl<'g> Session<'g> {
             status: Status::NeedMore,
             finished: false,
             error: None,
+            change: Change::Tree,
         }
     }
 
     /// Appends bytes and resumes the parse in partial mode.
     pub fn feed(&mut self, bytes: &[u8]) -> Status {
         if self.finished {
+            self.change = Change::None;
             return self.status;
         }
         self.decoder
@@ -278,13 +294,27 @@ impl<'g> Session<'g> {
     }
 
     fn resume(&mut self, eof: bool) -> Status {
+        self.change = Change::None;
         if self.status == Status::NeedMore {
+            self.change = Change::Tree;
             self.status = self.machine.run(self.grammar, self.text.as_bytes(), eof);
             if self.status == Status::Failure {
                 self.error = self.machine.error(self.grammar, self.text.as_bytes());
             }
+            if self.machine.leaf_only {
+                if let Some(frontier) = self.machine.frontier() {
+                    self.change = Change::Frontier(frontier);
+                }
+            }
         }
         self.status
+    }
+
+    /// What the last [`feed`](Self::feed) or [`finish`](Self::finish) changed in the
+    /// [`ast`](Self::ast): lets a reader that follows the AST skip rebuilding it when only the
+    /// suspended leaf advanced (the common case while a long text or JSON string streams in).
+    pub fn last_change(&self) -> Change {
+        self.change
     }
 
     /// The current status.

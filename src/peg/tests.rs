@@ -774,3 +774,86 @@ fn rule_memo_reuses_tagged_results() {
         "item 0..5 \"abc=1\"\n  k 0..3 \"abc\"\n"
     );
 }
+
+#[test]
+fn suffix_family_until_matches_the_general_search() {
+    // `["\n</p>", "</p>"]` takes the memmem path (the core `</p>` ends both delimiters); adding
+    // a delimiter that never occurs and is not in the family forces the general loop.
+    let grammar = |extra: bool| {
+        let b = GrammarBuilder::new();
+        let mut delims = vec!["\n</p>", "</p>"];
+        if extra {
+            delims.push("\u{1}zz");
+        }
+        let root = b.seq([
+            b.tag("v", b.until_one_of(&delims)),
+            b.optional(b.literal("\n")),
+            b.literal("</p>"),
+            b.tag("rest", b.rest()),
+        ]);
+        b.build(root).unwrap()
+    };
+    let (family, general) = (grammar(false), grammar(true));
+    let texts = [
+        "a < b\n<p\n</p>tail",
+        "x</p>",
+        "\n</p>",
+        "line\n\n</p>\n</p>",
+        "no end <\n</",
+        "<</p</p>",
+        "",
+        "\n",
+        "ab\n</",
+    ];
+    for text in texts {
+        for cut in 0..=text.len() {
+            let prefix = &text[..cut];
+            let (f, g) = (family.parse_partial(prefix), general.parse_partial(prefix));
+            assert_eq!((f.status, &f.ast), (g.status, &g.ast), "partial {prefix:?}");
+            let (f, g) = (family.parse(prefix), general.parse(prefix));
+            assert_eq!((f.status, &f.ast), (g.status, &g.ast), "full {prefix:?}");
+        }
+        for size in 1..5 {
+            let mut s = family.session();
+            for chunk in text.as_bytes().chunks(size) {
+                s.feed(chunk);
+            }
+            s.finish();
+            let one = general.parse(text);
+            assert_eq!(
+                (s.status(), s.ast()),
+                (one.status, one.ast),
+                "{text:?} in {size}"
+            );
+        }
+    }
+}
+
+#[test]
+fn feeds_inside_a_leaf_only_move_the_frontier() {
+    use crate::peg::Change;
+    let g = content_grammar();
+    let mut s = g.session();
+    s.feed(b"hello");
+    let mut frontier_only = 0;
+    for chunk in b" there, a long text without markers".chunks(4) {
+        s.feed(chunk);
+        if let Change::Frontier(at) = s.last_change() {
+            frontier_only += 1;
+            // What the AST would show: the open content node ends there.
+            let ast = s.ast();
+            let id = ast.find_first("content").unwrap();
+            assert!(ast.is_partial(id));
+            assert_eq!(ast.span(id).end, at);
+        }
+    }
+    assert!(frontier_only >= 8, "{frontier_only}");
+    // A marker changes the tree.
+    s.feed(b"<tool_call>{");
+    assert_eq!(s.last_change(), Change::Tree);
+    // Inside the JSON arguments: only the scanner advances.
+    s.feed(b"\"name\": \"f\", \"arguments\": {\"s\": \"");
+    s.feed(b"abcd");
+    assert!(matches!(s.last_change(), Change::Frontier(_)));
+    s.finish();
+}
