@@ -168,6 +168,17 @@ pub fn build_grammar(
     })
 }
 
+/// The distinct cores of `markers` (whitespace trimmed), blank ones left out.
+fn marker_set<'m>(markers: impl IntoIterator<Item = &'m str>) -> Vec<&'m str> {
+    let mut set: Vec<&str> = Vec::new();
+    for m in markers.into_iter().map(str::trim) {
+        if !m.is_empty() && !set.contains(&m) {
+            set.push(m);
+        }
+    }
+    set
+}
+
 struct Gen<'a> {
     b: &'a GrammarBuilder,
     literal_values: bool,
@@ -353,9 +364,33 @@ impl Gen<'_> {
         if id.position != position || position == CallIdPosition::None {
             return b.eps();
         }
+        let text = if id.suffix.trim().is_empty() {
+            // No suffix: the id ends where the call goes on (what follows it in the call),
+            // or at the end of the call, the next call or the section.
+            let next: &[&str] = match position {
+                CallIdPosition::PreFuncName => &[&t.function.name_prefix],
+                CallIdPosition::BetweenFuncAndArgs => &[&t.arguments.start],
+                _ => &[],
+            };
+            let stops = marker_set(next.iter().copied().chain([
+                t.function.close.as_str(),
+                t.per_call_end.as_str(),
+                t.call_separator.as_str(),
+                t.per_call_start.as_str(),
+                t.section_end.as_str(),
+            ]));
+            if stops.is_empty() {
+                // Nothing closes it: an id is one word.
+                b.chars("[A-Za-z0-9_.:\\-]", 1, None)
+            } else {
+                b.until_one_of(stops)
+            }
+        } else {
+            self.until_marker(&id.suffix)
+        };
         b.seq([
             self.lit(&id.prefix),
-            b.tag(tags::TOOL_ID, self.until_marker(&id.suffix)),
+            b.tag(tags::TOOL_ID, text),
             self.lit(&id.suffix),
         ])
     }
