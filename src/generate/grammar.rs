@@ -142,6 +142,13 @@ pub fn build_grammar(
         alternatives.push(b.literal(re));
         triggers.push(re.to_owned());
     }
+    let te = format.turn_end.trim();
+    if !te.is_empty() {
+        // An end-of-turn marker the server did not strip ends the turn (only at the end: one
+        // in the middle of the output stays content).
+        alternatives.push(g.turn_end(te));
+        triggers.push(te.to_owned());
+    }
     let plain = if triggers.is_empty() {
         b.tag(tags::CONTENT, b.rest())
     } else {
@@ -149,7 +156,7 @@ pub fn build_grammar(
     };
     alternatives.push(plain);
     let body = b.zero_or_more(b.choice(alternatives));
-    let reasoning = g.reasoning(format, options, tool_trigger.as_deref());
+    let reasoning = g.reasoning(format, options, tool_trigger.as_deref(), te);
     let root = b.seq([reasoning, body, b.end()]);
     let mut markers = triggers;
     if options.extract_reasoning {
@@ -234,11 +241,18 @@ impl Gen<'_> {
         }
     }
 
+    /// A trailing end-of-turn marker: the marker, then only whitespace to the end.
+    fn turn_end(&self, marker: &str) -> Parser {
+        let b = self.b;
+        b.seq([b.space(), b.literal(marker), b.space(), b.end()])
+    }
+
     fn reasoning(
         &self,
         format: &TurnFormat,
         options: &GrammarOptions,
         tool_triggers: Option<&[String]>,
+        turn_end: &str,
     ) -> Parser {
         let b = self.b;
         let r = &format.reasoning;
@@ -249,22 +263,34 @@ impl Gen<'_> {
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
         let triggers = tool_triggers.unwrap_or_default();
         stops.extend(triggers.iter().cloned());
+        if !turn_end.is_empty() {
+            stops.push(turn_end.to_owned());
+        }
         stops.dedup();
         // A call inside reasoning ends it only when no closing marker follows (the model
         // skipped it); otherwise the call text is reasoning. The lookahead is need-more until
         // the closing marker or the end of the output, so streams hold the text back rather
-        // than retract it.
-        let text = if triggers.is_empty() {
-            b.tag(tags::REASONING, b.until_one_of(&stops))
-        } else {
+        // than retract it. An end-of-turn marker ends it only at the end of the output.
+        let mut continuations = Vec::new();
+        if !triggers.is_empty() {
             let at_trigger = b.peek(b.choice(triggers.iter().map(|t| b.literal(t))));
             let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
+            continuations.push(b.seq([at_trigger, closed_later]));
+        }
+        if !turn_end.is_empty() {
+            continuations.push(b.seq([
+                b.peek(b.literal(turn_end)),
+                b.negate(self.turn_end(turn_end)),
+            ]));
+        }
+        let text = if continuations.is_empty() {
+            b.tag(tags::REASONING, b.until_one_of(&stops))
+        } else {
             // Tags stay outside the lookahead, so a partial parse shows no text beyond it.
             b.seq([
                 b.tag(tags::REASONING, b.until_one_of(&stops)),
                 b.zero_or_more(b.seq([
-                    at_trigger,
-                    closed_later,
+                    b.choice(continuations),
                     b.tag(tags::REASONING, b.seq([b.any(), b.until_one_of(&stops)])),
                 ])),
             ])
