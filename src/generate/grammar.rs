@@ -512,6 +512,23 @@ impl Gen<'_> {
         } else {
             a.value_suffix.clone()
         };
+        // An argument name never runs past the end of the arguments or of the call (a call
+        // without arguments is followed by its close, then maybe another call).
+        let args_end = marker_set([
+            a.end.as_str(),
+            t.function.close.as_str(),
+            t.per_call_end.as_str(),
+        ]);
+        let name_until = |marker: &str| {
+            let core = marker.trim();
+            let exact = marker.trim_end();
+            let mut stops = marker_set([core]);
+            if exact != core && !exact.is_empty() {
+                stops.insert(0, exact);
+            }
+            stops.extend(args_end.iter().copied().filter(|m| *m != core));
+            b.until_one_of(stops)
+        };
         let suffix_core = a.name_suffix.trim();
         let typed_suffix =
             a.non_string_values == NonStringValues::Different && suffix_core.chars().count() >= 2;
@@ -522,16 +539,16 @@ impl Gen<'_> {
             let last = &suffix_core
                 [suffix_core.len() - suffix_core.chars().next_back().map_or(0, char::len_utf8)..];
             (
-                b.until(first),
+                name_until(first),
                 b.seq([b.literal(first), b.until(last), b.literal(last)]),
             )
         } else if a.value_prefix.trim().is_empty() {
             (
-                self.until_marker(&a.name_suffix),
+                name_until(&a.name_suffix),
                 self.lit_exact_after(&a.name_suffix),
             )
         } else {
-            (self.until_marker(&a.name_suffix), self.lit(&a.name_suffix))
+            (name_until(&a.name_suffix), self.lit(&a.name_suffix))
         };
         let arg = b.tag(
             tags::TOOL_ARG,
