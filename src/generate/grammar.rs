@@ -26,7 +26,7 @@ use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 use super::format::{ChannelFormat, TurnFormat};
 
 /// The request options that change the grammar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GrammarOptions {
     /// Reasoning goes to `reasoning_content` (otherwise it stays inline in the content).
     pub extract_reasoning: bool,
@@ -38,6 +38,9 @@ pub struct GrammarOptions {
     pub reasoning_open: bool,
     /// The content is a JSON value (response format with a JSON schema).
     pub json_schema: bool,
+    /// The names of the tools a call may name. A bare JSON call (no marker opens it) must
+    /// name one of them: without a marker, only the call's shape tells it from JSON content.
+    pub tool_names: Vec<String>,
 }
 
 /// AST tag names shared by the grammar and the mapper.
@@ -93,13 +96,15 @@ pub fn build_grammar(
     let g = Gen {
         b: &b,
         literal_values: format.literal_values,
+        tool_names: &options.tool_names,
     };
     let mut triggers: Vec<String> = Vec::new();
     let mut alternatives = Vec::new();
     let mut tool_trigger = None;
+    let mut tool_block = None;
     if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
         let (parser, tool_triggers) = g.tools(tools, options.parallel_tool_calls);
-        alternatives.push(b.trigger_rule("tool-calls", parser));
+        tool_block = Some(b.trigger_rule("tool-calls", parser));
         triggers.extend(tool_triggers.iter().cloned());
         tool_trigger = Some(tool_triggers);
     }
@@ -155,7 +160,20 @@ pub fn build_grammar(
         b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)]))
     };
     alternatives.push(plain);
-    let body = b.zero_or_more(b.choice(alternatives));
+    let body = match tool_block {
+        Some(block) if options.parallel_tool_calls => {
+            alternatives.insert(0, block);
+            b.zero_or_more(b.choice(alternatives))
+        }
+        Some(block) => {
+            // One call per turn: after the first call block, the rest of the turn is read
+            // without calls (another call stays content, and the parse reports it).
+            let after = b.zero_or_more(b.choice(alternatives.clone()));
+            alternatives.insert(0, b.seq([block, after]));
+            b.zero_or_more(b.choice(alternatives))
+        }
+        None => b.zero_or_more(b.choice(alternatives)),
+    };
     let reasoning = g.reasoning(format, options, tool_trigger.as_deref(), te);
     let root = b.seq([reasoning, body, b.end()]);
     let mut markers = triggers;
@@ -189,6 +207,7 @@ fn marker_set<'m>(markers: impl IntoIterator<Item = &'m str>) -> Vec<&'m str> {
 struct Gen<'a> {
     b: &'a GrammarBuilder,
     literal_values: bool,
+    tool_names: &'a [String],
 }
 
 impl Gen<'_> {
@@ -311,24 +330,27 @@ impl Gen<'_> {
     /// The tool-call block and its trigger (the text that starts it).
     fn tools(&self, t: &ToolAnalysis, parallel: bool) -> (Parser, Vec<String>) {
         let b = self.b;
-        let _ = parallel;
         let call = match t.format {
             ToolFormat::JsonNative => self.json_call(t),
             ToolFormat::TagWithJson | ToolFormat::TagWithTagged => self.tag_call(t),
         };
-        let separated = |call: Parser| {
-            b.seq([
-                call,
-                b.zero_or_more(b.seq([self.lit(&t.call_separator), call])),
-            ])
+        // Without parallel calls, a block holds one call.
+        let more = |p: Parser| {
+            if parallel {
+                b.zero_or_more(p)
+            } else {
+                b.eps()
+            }
         };
+        let separated =
+            |call: Parser| b.seq([call, more(b.seq([self.lit(&t.call_separator), call]))]);
         let array = t.json.as_ref().is_some_and(|j| j.array_wrapped);
         let calls = if array {
             b.seq([
                 b.literal("["),
                 b.space(),
                 call,
-                b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), call])),
+                more(b.seq([b.space(), b.literal(","), b.space(), call])),
                 b.space(),
                 b.literal("]"),
             ])
@@ -489,8 +511,9 @@ impl Gen<'_> {
         } else {
             (named, self.call_id(t, CallIdPosition::BetweenFuncAndArgs))
         };
-        b.tag(
-            tags::TOOL,
+        let head = b.seq([opener, self.call_id(t, CallIdPosition::PreFuncName), named]);
+        self.shown_with_name(
+            head,
             b.seq([
                 opener,
                 self.call_id(t, CallIdPosition::PreFuncName),
@@ -613,25 +636,40 @@ impl Gen<'_> {
     fn json_call(&self, t: &ToolAnalysis) -> Parser {
         let b = self.b;
         let layout = t.json.clone().unwrap_or_default();
-        let object = if layout.name_is_key {
-            b.seq([
+        // Bare JSON (no marker opens the call): only a declared tool's name makes it a call.
+        let bare = t.per_call_start.trim().is_empty() && t.section_start.trim().is_empty();
+        let name_value = || {
+            if bare && !self.tool_names.is_empty() {
+                b.choice(self.tool_names.iter().flat_map(|n| {
+                    let json = serde_json::Value::String(n.clone()).to_string();
+                    let python = format!("'{}'", n.replace('\\', "\\\\").replace('\'', "\\'"));
+                    [b.literal(&json), b.literal(&python)]
+                }))
+            } else {
+                b.json_string()
+            }
+        };
+        let (object, head) = if layout.name_is_key {
+            let head = b.seq([
                 b.literal("{"),
                 b.space(),
-                b.tag(tags::TOOL_NAME, b.json_string()),
+                b.tag(tags::TOOL_NAME, name_value()),
                 b.space(),
                 b.literal(":"),
+            ]);
+            let object = b.seq([
+                head,
                 b.space(),
                 b.tag(tags::TOOL_ARGS, b.json()),
                 b.space(),
                 b.literal("}"),
-            ])
+            ]);
+            (object, head)
         } else {
             let name = layout.name_field.as_deref().unwrap_or("name");
             let args = layout.arguments_field.as_deref().unwrap_or("arguments");
-            let mut members = vec![
-                b.json_member(name, b.tag(tags::TOOL_NAME, b.json_string())),
-                b.json_member(args, b.tag(tags::TOOL_ARGS, b.json())),
-            ];
+            let named = b.json_member(name, b.tag(tags::TOOL_NAME, name_value()));
+            let mut members = vec![b.json_member(args, b.tag(tags::TOOL_ARGS, b.json()))];
             if let Some(id) = layout
                 .id_field
                 .as_ref()
@@ -639,14 +677,20 @@ impl Gen<'_> {
             {
                 members.push(b.json_member(id, b.tag(tags::TOOL_ID, b.json())));
             }
-            let inner = self.object(members.clone());
-            if let Some(function) = &layout.function_field {
-                members.insert(0, b.json_member(function, inner));
+            // A call has its name: an object without the name field is not a call.
+            let (inner, inner_head) = self.object(named, named, &[name], members.clone());
+            match &layout.function_field {
+                Some(function) => self.object(
+                    b.choice([b.json_member(function, inner), named]),
+                    b.choice([b.seq([b.json_member(function, b.eps()), inner_head]), named]),
+                    &[function.as_str(), name],
+                    members,
+                ),
+                None => (inner, inner_head),
             }
-            self.object(members)
         };
-        b.tag(
-            tags::TOOL,
+        self.shown_with_name(
+            b.seq([self.lit(&t.per_call_start), head]),
             b.seq([
                 self.lit(&t.per_call_start),
                 object,
@@ -655,8 +699,27 @@ impl Gen<'_> {
         )
     }
 
-    /// `{ member (, member)* }` where a member is one of `members` or any other key.
-    fn object(&self, mut members: Vec<Parser>) -> Parser {
+    /// A call (tagged `tool`) that starts only where `head` (the call up to the end of its
+    /// name) matches: while the name is still being written, a partial parse shows no call (a
+    /// stream must not announce one, and a call that turns out not to be one never showed).
+    fn shown_with_name(&self, head: Parser, call: Parser) -> Parser {
+        let b = self.b;
+        // The lookahead is atomic: nothing it parsed shows while it is undecided.
+        b.seq([b.atomic(b.peek(head)), b.tag(tags::TOOL, call)])
+    }
+
+    /// `{ member (, member)* }` holding `required` (a member under one of `required_keys`),
+    /// where other members are one of `members` or any other key.
+    ///
+    /// Returns the object and its head: the object up to the end of the required member's
+    /// `required_head`.
+    fn object(
+        &self,
+        required: Parser,
+        required_head: Parser,
+        required_keys: &[&str],
+        mut members: Vec<Parser>,
+    ) -> (Parser, Parser) {
         let b = self.b;
         members.push(b.seq([
             b.json_string(),
@@ -665,15 +728,27 @@ impl Gen<'_> {
             b.space(),
             b.json(),
         ]));
+        let other = b.choice(members.clone());
+        members.insert(0, required);
         let member = b.choice(members);
-        b.seq([
-            b.literal("{"),
+        // Members before the required one are under other keys.
+        let required_key = b.choice(required_keys.iter().map(|k| b.json_member(k, b.eps())));
+        let before = b.seq([
+            b.negate(required_key),
+            other,
             b.space(),
-            member,
+            b.literal(","),
+            b.space(),
+        ]);
+        let open = b.seq([b.literal("{"), b.space(), b.zero_or_more(before)]);
+        let object = b.seq([
+            open,
+            required,
             b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), member])),
             b.space(),
             b.literal("}"),
-        ])
+        ]);
+        (object, b.seq([open, required_head]))
     }
 }
 

@@ -146,6 +146,7 @@ impl ChatParser {
             parallel_tool_calls: request.parallel_tool_calls,
             reasoning_open: false,
             json_schema: request.json_schema.is_some(),
+            tool_names: request.tool_names().map(str::to_owned).collect(),
         };
         // Whitespace alone (the end of the assistant header) changes nothing.
         let mut prefill_text = if prefill_text.trim().is_empty() {
