@@ -131,20 +131,22 @@ pub fn build_grammar(
     }
     let (rs, re) = (format.reasoning.start.trim(), format.reasoning.end.trim());
     if options.extract_reasoning && !re.is_empty() {
-        // Reasoning markers after the reasoning: an empty block or a stray closing marker is
-        // dropped.
+        // Reasoning markers after the reasoning: an empty block is dropped (with a closing
+        // marker the model repeated right after it), and so is a closing marker at the end of
+        // the output. A closing marker elsewhere is the model's text and stays content.
         if !rs.is_empty() {
-            alternatives.push(b.seq([b.literal(rs), b.space(), b.literal(re)]));
+            alternatives.push(b.seq([b.literal(rs), g.closes(re)]));
             // A later, closed reasoning block is reasoning too (held back until it closes).
             alternatives.push(b.seq([
                 b.literal(rs),
                 b.peek(b.seq([b.until(re), b.literal(re)])),
                 b.tag(tags::REASONING, b.until(re)),
-                b.literal(re),
+                g.closes(re),
             ]));
             triggers.push(rs.to_owned());
         }
-        alternatives.push(b.literal(re));
+        // A closing marker that ends the output closes nothing the model still says: dropped.
+        alternatives.push(g.turn_end(re));
         triggers.push(re.to_owned());
     }
     let te = format.turn_end.trim();
@@ -315,16 +317,38 @@ impl Gen<'_> {
             ])
         };
         let _ = options.reasoning_open;
-        let close = b.seq([b.space(), b.literal(end)]);
+        let close = self.closes(end);
         if start.is_empty() {
             b.optional(b.seq([text, close]))
         } else {
             b.optional(b.choice([
-                b.seq([b.space(), b.literal(start), text, b.optional(close)]),
+                b.seq([b.space(), self.opener(start), text, b.optional(close)]),
                 // A closed (empty) block written by the prompt: the end marker alone.
                 close,
             ]))
         }
+    }
+
+    /// A closing marker, and the same marker repeated right after it (whitespace between):
+    /// the repetition closes nothing and is dropped.
+    fn closes(&self, end: &str) -> Parser {
+        let b = self.b;
+        let close = b.seq([b.space(), b.literal(end)]);
+        b.seq([close, b.zero_or_more(close)])
+    }
+
+    /// An opening marker made of a marker token and a label (`<|channel>thought`): the model
+    /// may write the token alone first (`<|channel><|channel>thought`); such a stray token
+    /// right before the opener is dropped.
+    fn opener(&self, start: &str) -> Parser {
+        let b = self.b;
+        let mut parts = crate::diff::segments(start);
+        let lead = match (parts.next(), parts.next()) {
+            (Some(first), Some(_)) if first.kind == crate::diff::SegmentKind::Marker => first.text,
+            _ => return b.literal(start),
+        };
+        let stray = b.seq([b.literal(lead), b.space(), b.peek(b.literal(lead))]);
+        b.seq([b.zero_or_more(stray), b.literal(start)])
     }
 
     /// The tool-call block and its trigger (the text that starts it).
