@@ -109,14 +109,25 @@ pub fn build_grammar(
         tool_trigger = Some(tool_triggers);
     }
     let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
-    if !cs.is_empty() {
-        alternatives.push(b.seq([
+    // Wrapped content is read where the format puts it: first in the turn, after the
+    // reasoning. A wrapper marker elsewhere is text.
+    let wrapped = if cs.is_empty() {
+        b.eps()
+    } else {
+        let wrapped = b.seq([
+            b.space(),
             b.literal(cs),
             b.tag(tags::CONTENT, b.until(if ce.is_empty() { cs } else { ce })),
             b.optional(g.lit(ce)),
-        ]));
-        triggers.push(cs.to_owned());
-    }
+        ]);
+        let re = format.reasoning.end.trim();
+        if !options.extract_reasoning && !re.is_empty() {
+            // Reasoning kept inline is content: the wrapper follows its closing marker.
+            alternatives.push(b.seq([b.tag(tags::CONTENT, b.literal(re)), wrapped]));
+            triggers.push(re.to_owned());
+        }
+        b.optional(wrapped)
+    };
     if options.json_schema {
         // A response-format JSON value inside a Markdown code fence: the fence is dropped.
         alternatives.push(b.seq([
@@ -177,8 +188,11 @@ pub fn build_grammar(
         None => b.zero_or_more(b.choice(alternatives)),
     };
     let reasoning = g.reasoning(format, options, tool_trigger.as_deref(), te);
-    let root = b.seq([reasoning, body, b.end()]);
+    let root = b.seq([reasoning, wrapped, body, b.end()]);
     let mut markers = triggers;
+    if !cs.is_empty() {
+        markers.push(cs.to_owned());
+    }
     if options.extract_reasoning {
         markers.extend(
             [format.reasoning.start.trim(), format.reasoning.end.trim()]
