@@ -188,8 +188,26 @@ pub fn build_grammar(
         None => b.zero_or_more(b.choice(alternatives)),
     };
     let reasoning = g.reasoning(format, options, tool_trigger.as_deref(), te);
-    let root = b.seq([reasoning, wrapped, body, b.end()]);
+    // A header that holds a format marker (an opened `<think>`) is not repeated: the marker
+    // is the format's.
+    let mut format_markers: Vec<&str> = vec![
+        format.reasoning.start.trim(),
+        format.reasoning.end.trim(),
+        cs,
+        ce,
+    ];
+    format_markers.extend(triggers.iter().map(String::as_str));
+    format_markers.retain(|m| !m.is_empty());
+    let mut echoes = header_echoes(&format.turn_start);
+    echoes.retain(|e| !format_markers.iter().any(|m| e.contains(m)));
+    let echo = if echoes.is_empty() {
+        b.eps()
+    } else {
+        b.optional(b.seq([b.space(), b.choice(echoes.iter().map(|e| b.literal(e)))]))
+    };
+    let root = b.seq([echo, reasoning, wrapped, body, b.end()]);
     let mut markers = triggers;
+    markers.extend(echoes);
     if !cs.is_empty() {
         markers.push(cs.to_owned());
     }
@@ -207,6 +225,25 @@ pub fn build_grammar(
         grammar: b.build(root)?,
         markers,
     })
+}
+
+/// What a model may repeat of the turn header at the start of its output: the whole header,
+/// and its last marker when the header ends with one (`<|CHATBOT_TOKEN|>` of
+/// `<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>`); longest first.
+fn header_echoes(header: &str) -> Vec<String> {
+    let header = header.trim();
+    let mut echoes = Vec::new();
+    if header.is_empty() {
+        return echoes;
+    }
+    echoes.push(header.to_owned());
+    if let Some(last) = crate::diff::segments(header)
+        .last()
+        .filter(|s| s.kind == crate::diff::SegmentKind::Marker && s.text != header)
+    {
+        echoes.push(last.text.to_owned());
+    }
+    echoes
 }
 
 /// The distinct cores of `markers` (whitespace trimmed), blank ones left out.
