@@ -4,17 +4,27 @@
 //! e.g. an opened `<think>`) followed by the model output. Its shape:
 //!
 //! ```text
-//! turn      = reasoning? body* end
-//! reasoning = space START tag(reasoning, until END) END?     (tagged)
-//!           | tag(reasoning, until END) END                  (delimited: no start marker)
-//! body      = tools | wrapped | tag(content, any until TRIGGERS)
+//! turn      = echo? reasoning? wrapped? body* end
+//! echo      = HEADER | HEADER_LAST_MARKER                    (the model repeated the header)
+//! reasoning = space stray* START tag(reasoning, until END) closes?   (tagged)
+//!           | tag(reasoning, until END) closes               (delimited: no start marker)
+//! closes    = END (space END)*                               (a repeated close is dropped)
 //! wrapped   = CONTENT_START tag(content, until CONTENT_END) CONTENT_END?
+//! body      = tools | START closes | START tag(reasoning, until END) closes
+//!           | END space $ | TURN_END space $ | tag(content, any until TRIGGERS)
 //! tools     = SECTION_START call (SEP call)* SECTION_END? | call+
+//! call      = &atomic(call up to its name) tag(tool, ...)
 //! ```
 //!
 //! Every alternative of `body` that fails (a malformed call) falls back to content, so a full
 //! parse never fails: text that is not a call stays content. Markers are matched without their
-//! surrounding whitespace, with optional whitespace around them.
+//! surrounding whitespace, with optional whitespace around them. Wrapped content is read only
+//! where the format puts it (first, after the reasoning; with inline reasoning, right after
+//! its closing marker). A closing reasoning marker or the end-of-turn marker is dropped only
+//! at the end of the output; elsewhere it is the model's text. A call shows in (partial)
+//! parses only once its name is complete. Without parallel calls, the first call block holds
+//! one call and the rest of the turn is read without calls. A JSON call needs its name field,
+//! and a bare one (no marker opens it) must name a declared tool.
 //!
 //! AST tags (read by the [`mapper`](super::mapper)): `reasoning`, `content`, `tool`,
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,

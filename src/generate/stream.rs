@@ -125,19 +125,7 @@ impl<'p> ChatStream<'p> {
         let output = text
             .get(self.parser.prefill_text.len()..)
             .unwrap_or_default();
-        let problem = self
-            .parser
-            .triggers
-            .iter()
-            .find(|t| message.content.contains(t.as_str()))
-            .map(|t| {
-                super::parser::located(
-                    &self.parser.template,
-                    output,
-                    output.find(t.as_str()).unwrap_or(0),
-                    format!("a tool call after `{t}` (kept as content)"),
-                )
-            });
+        let problem = self.parser.problem_of(&message, output);
         (delta, Parsed { message, problem })
     }
 
