@@ -167,15 +167,15 @@ pub fn build_grammar(
             triggers.push(rs.to_owned());
         }
         // A closing marker that ends the output closes nothing the model still says: dropped.
-        alternatives.push(g.turn_end(re));
+        alternatives.push(g.turn_end(&[re.to_owned()]));
         triggers.push(re.to_owned());
     }
-    let te = format.turn_end.trim();
-    if !te.is_empty() {
+    let te = turn_end_forms(&format.turn_end);
+    if let Some(first) = te.last() {
         // An end-of-turn marker the server did not strip ends the turn (only at the end: one
         // in the middle of the output stays content).
-        alternatives.push(g.turn_end(te));
-        triggers.push(te.to_owned());
+        alternatives.push(g.turn_end(&te));
+        triggers.push(first.clone());
     }
     let plain = if triggers.is_empty() {
         b.tag(tags::CONTENT, b.rest())
@@ -197,7 +197,7 @@ pub fn build_grammar(
         }
         None => b.zero_or_more(b.choice(alternatives)),
     };
-    let reasoning = g.reasoning(format, options, tool_trigger.as_deref(), te);
+    let reasoning = g.reasoning(format, options, tool_trigger.as_deref(), &te);
     // A header that holds a format marker (an opened `<think>`) is not repeated: the marker
     // is the format's.
     let mut format_markers: Vec<&str> = vec![
@@ -235,6 +235,26 @@ pub fn build_grammar(
         grammar: b.build(root)?,
         markers,
     })
+}
+
+/// The forms of the turn end a server may leave at the end of the output, longest first: the
+/// whole turn end, and each of its prefixes that ends with a marker (`<|end|>` of
+/// `<|end|>\n</s>`, whose `</s>` the server stripped).
+fn turn_end_forms(turn_end: &str) -> Vec<String> {
+    let te = turn_end.trim();
+    let mut forms: Vec<String> = Vec::new();
+    if te.is_empty() {
+        return forms;
+    }
+    forms.push(te.to_owned());
+    for segment in crate::diff::segments(te) {
+        let form = te[..segment.end()].trim();
+        if segment.kind == crate::diff::SegmentKind::Marker && !forms.iter().any(|f| f == form) {
+            forms.push(form.to_owned());
+        }
+    }
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    forms
 }
 
 /// What a model may repeat of the turn header at the start of its output: the whole header,
@@ -323,10 +343,16 @@ impl Gen<'_> {
         }
     }
 
-    /// A trailing end-of-turn marker: the marker, then only whitespace to the end.
-    fn turn_end(&self, marker: &str) -> Parser {
+    /// A trailing end-of-turn marker: one of `forms` (longest first), then only whitespace to
+    /// the end.
+    fn turn_end(&self, forms: &[String]) -> Parser {
         let b = self.b;
-        b.seq([b.space(), b.literal(marker), b.space(), b.end()])
+        b.seq([
+            b.space(),
+            b.choice(forms.iter().map(|f| b.literal(f))),
+            b.space(),
+            b.end(),
+        ])
     }
 
     fn reasoning(
@@ -334,7 +360,7 @@ impl Gen<'_> {
         format: &TurnFormat,
         options: &GrammarOptions,
         tool_triggers: Option<&[String]>,
-        turn_end: &str,
+        turn_end: &[String],
     ) -> Parser {
         let b = self.b;
         let r = &format.reasoning;
@@ -345,8 +371,10 @@ impl Gen<'_> {
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
         let triggers = tool_triggers.unwrap_or_default();
         stops.extend(triggers.iter().cloned());
-        if !turn_end.is_empty() {
-            stops.push(turn_end.to_owned());
+        // Every form of the turn end starts with the shortest one.
+        let turn_end_start = turn_end.last();
+        if let Some(first) = turn_end_start {
+            stops.push(first.clone());
         }
         stops.dedup();
         // A call inside reasoning ends it only when no closing marker follows (the model
@@ -359,11 +387,9 @@ impl Gen<'_> {
             let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
             continuations.push(b.seq([at_trigger, closed_later]));
         }
-        if !turn_end.is_empty() {
-            continuations.push(b.seq([
-                b.peek(b.literal(turn_end)),
-                b.negate(self.turn_end(turn_end)),
-            ]));
+        if let Some(first) = turn_end_start {
+            continuations
+                .push(b.seq([b.peek(b.literal(first)), b.negate(self.turn_end(turn_end))]));
         }
         let text = if continuations.is_empty() {
             b.tag(tags::REASONING, b.until_one_of(&stops))
