@@ -444,3 +444,28 @@ fn tuples_float_length_and_replace_follow_jinja2() {
         "bba|x2",
     );
 }
+
+#[test]
+fn caller_variables_the_template_needs_render_empty_only_when_it_fails_without_them() {
+    // `functions` and `datetime` are what one server passes to one template: unbound, the
+    // concatenation fails, so they render as empty strings.
+    check(
+        "{{ 'Tools:' + functions + '|' + datetime }}",
+        json!({}),
+        "Tools:|",
+    );
+    // Passed by the caller: used as given.
+    check(
+        "{{ 'Tools:' + functions }}",
+        json!({"functions": "[f]"}),
+        "Tools:[f]",
+    );
+    // A template that renders without them still sees them undefined.
+    check(
+        "{% if custom is defined %}set{% else %}unset{% endif %}",
+        json!({}),
+        "unset",
+    );
+    // Other render errors are not retried.
+    assert!(render_with("{{ raise_exception('no') }}{{ x + 1 }}", json!({})).is_err());
+}

@@ -127,6 +127,12 @@ impl Frame {
                     (Some(content), Some(tool)) if n == 0 && user_end == Some(content) => {
                         (content.to_owned(), tool.to_owned())
                     }
+                    // Content turns end like user turns and tool-call turns end with their
+                    // own syntax (a closing fence): the content turns' end-of-turn token.
+                    (Some(content), None) if n == 0 && user_end == Some(content) => {
+                        let ws = after_content[content_end.len()..].to_owned();
+                        (content.to_owned(), ws)
+                    }
                     _ if n == 0 => {
                         let ws = after_content[content_end.len()..].to_owned();
                         (ws.clone(), ws)

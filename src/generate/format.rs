@@ -49,6 +49,10 @@ pub struct TurnFormat {
     /// Text the assistant turn ends with (end-of-turn marker), dropped when it ends the output.
     #[serde(default)]
     pub turn_end: String,
+    /// The assistant turn's header (written by the prompt): a model that repeats it, or its
+    /// last marker, at the start of its output has not started the turn yet (dropped).
+    #[serde(default)]
+    pub turn_start: String,
     /// Markers a server must keep as special tokens.
     #[serde(default)]
     pub preserved_tokens: Vec<String>,
@@ -120,6 +124,7 @@ impl TurnFormat {
             },
             tools,
             turn_end: analysis.generation_prompt.turn_end.clone(),
+            turn_start: analysis.generation_prompt.header.clone(),
             preserved_tokens: analysis.preserved_tokens.clone(),
         }
     }

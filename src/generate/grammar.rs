@@ -4,17 +4,27 @@
 //! e.g. an opened `<think>`) followed by the model output. Its shape:
 //!
 //! ```text
-//! turn      = reasoning? body* end
-//! reasoning = space START tag(reasoning, until END) END?     (tagged)
-//!           | tag(reasoning, until END) END                  (delimited: no start marker)
-//! body      = tools | wrapped | tag(content, any until TRIGGERS)
+//! turn      = echo? reasoning? wrapped? body* end
+//! echo      = HEADER | HEADER_LAST_MARKER                    (the model repeated the header)
+//! reasoning = space stray* START tag(reasoning, until END) closes?   (tagged)
+//!           | tag(reasoning, until END) closes               (delimited: no start marker)
+//! closes    = END (space END)*                               (a repeated close is dropped)
 //! wrapped   = CONTENT_START tag(content, until CONTENT_END) CONTENT_END?
+//! body      = tools | START closes | START tag(reasoning, until END) closes
+//!           | END space $ | TURN_END space $ | tag(content, any until TRIGGERS)
 //! tools     = SECTION_START call (SEP call)* SECTION_END? | call+
+//! call      = &atomic(call up to its name) tag(tool, ...)
 //! ```
 //!
 //! Every alternative of `body` that fails (a malformed call) falls back to content, so a full
 //! parse never fails: text that is not a call stays content. Markers are matched without their
-//! surrounding whitespace, with optional whitespace around them.
+//! surrounding whitespace, with optional whitespace around them. Wrapped content is read only
+//! where the format puts it (first, after the reasoning; with inline reasoning, right after
+//! its closing marker). A closing reasoning marker or the end-of-turn marker is dropped only
+//! at the end of the output; elsewhere it is the model's text. A call shows in (partial)
+//! parses only once its name is complete. Without parallel calls, the first call block holds
+//! one call and the rest of the turn is read without calls. A JSON call needs its name field,
+//! and a bare one (no marker opens it) must name a declared tool.
 //!
 //! AST tags (read by the [`mapper`](super::mapper)): `reasoning`, `content`, `tool`,
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
@@ -26,7 +36,7 @@ use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 use super::format::{ChannelFormat, TurnFormat};
 
 /// The request options that change the grammar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GrammarOptions {
     /// Reasoning goes to `reasoning_content` (otherwise it stays inline in the content).
     pub extract_reasoning: bool,
@@ -38,6 +48,9 @@ pub struct GrammarOptions {
     pub reasoning_open: bool,
     /// The content is a JSON value (response format with a JSON schema).
     pub json_schema: bool,
+    /// The names of the tools a call may name. A bare JSON call (no marker opens it) must
+    /// name one of them: without a marker, only the call's shape tells it from JSON content.
+    pub tool_names: Vec<String>,
 }
 
 /// AST tag names shared by the grammar and the mapper.
@@ -93,25 +106,38 @@ pub fn build_grammar(
     let g = Gen {
         b: &b,
         literal_values: format.literal_values,
+        tool_names: &options.tool_names,
     };
     let mut triggers: Vec<String> = Vec::new();
     let mut alternatives = Vec::new();
     let mut tool_trigger = None;
+    let mut tool_block = None;
     if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
         let (parser, tool_triggers) = g.tools(tools, options.parallel_tool_calls);
-        alternatives.push(b.trigger_rule("tool-calls", parser));
+        tool_block = Some(b.trigger_rule("tool-calls", parser));
         triggers.extend(tool_triggers.iter().cloned());
         tool_trigger = Some(tool_triggers);
     }
     let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
-    if !cs.is_empty() {
-        alternatives.push(b.seq([
+    // Wrapped content is read where the format puts it: first in the turn, after the
+    // reasoning. A wrapper marker elsewhere is text.
+    let wrapped = if cs.is_empty() {
+        b.eps()
+    } else {
+        let wrapped = b.seq([
+            b.space(),
             b.literal(cs),
             b.tag(tags::CONTENT, b.until(if ce.is_empty() { cs } else { ce })),
             b.optional(g.lit(ce)),
-        ]));
-        triggers.push(cs.to_owned());
-    }
+        ]);
+        let re = format.reasoning.end.trim();
+        if !options.extract_reasoning && !re.is_empty() {
+            // Reasoning kept inline is content: the wrapper follows its closing marker.
+            alternatives.push(b.seq([b.tag(tags::CONTENT, b.literal(re)), wrapped]));
+            triggers.push(re.to_owned());
+        }
+        b.optional(wrapped)
+    };
     if options.json_schema {
         // A response-format JSON value inside a Markdown code fence: the fence is dropped.
         alternatives.push(b.seq([
@@ -126,21 +152,30 @@ pub fn build_grammar(
     }
     let (rs, re) = (format.reasoning.start.trim(), format.reasoning.end.trim());
     if options.extract_reasoning && !re.is_empty() {
-        // Reasoning markers after the reasoning: an empty block or a stray closing marker is
-        // dropped.
+        // Reasoning markers after the reasoning: an empty block is dropped (with a closing
+        // marker the model repeated right after it), and so is a closing marker at the end of
+        // the output. A closing marker elsewhere is the model's text and stays content.
         if !rs.is_empty() {
-            alternatives.push(b.seq([b.literal(rs), b.space(), b.literal(re)]));
+            alternatives.push(b.seq([b.literal(rs), g.closes(re)]));
             // A later, closed reasoning block is reasoning too (held back until it closes).
             alternatives.push(b.seq([
                 b.literal(rs),
                 b.peek(b.seq([b.until(re), b.literal(re)])),
                 b.tag(tags::REASONING, b.until(re)),
-                b.literal(re),
+                g.closes(re),
             ]));
             triggers.push(rs.to_owned());
         }
-        alternatives.push(b.literal(re));
+        // A closing marker that ends the output closes nothing the model still says: dropped.
+        alternatives.push(g.turn_end(&[re.to_owned()]));
         triggers.push(re.to_owned());
+    }
+    let te = turn_end_forms(&format.turn_end);
+    if let Some(first) = te.last() {
+        // An end-of-turn marker the server did not strip ends the turn (only at the end: one
+        // in the middle of the output stays content).
+        alternatives.push(g.turn_end(&te));
+        triggers.push(first.clone());
     }
     let plain = if triggers.is_empty() {
         b.tag(tags::CONTENT, b.rest())
@@ -148,10 +183,44 @@ pub fn build_grammar(
         b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)]))
     };
     alternatives.push(plain);
-    let body = b.zero_or_more(b.choice(alternatives));
-    let reasoning = g.reasoning(format, options, tool_trigger.as_deref());
-    let root = b.seq([reasoning, body, b.end()]);
+    let body = match tool_block {
+        Some(block) if options.parallel_tool_calls => {
+            alternatives.insert(0, block);
+            b.zero_or_more(b.choice(alternatives))
+        }
+        Some(block) => {
+            // One call per turn: after the first call block, the rest of the turn is read
+            // without calls (another call stays content, and the parse reports it).
+            let after = b.zero_or_more(b.choice(alternatives.clone()));
+            alternatives.insert(0, b.seq([block, after]));
+            b.zero_or_more(b.choice(alternatives))
+        }
+        None => b.zero_or_more(b.choice(alternatives)),
+    };
+    let reasoning = g.reasoning(format, options, tool_trigger.as_deref(), &te);
+    // A header that holds a format marker (an opened `<think>`) is not repeated: the marker
+    // is the format's.
+    let mut format_markers: Vec<&str> = vec![
+        format.reasoning.start.trim(),
+        format.reasoning.end.trim(),
+        cs,
+        ce,
+    ];
+    format_markers.extend(triggers.iter().map(String::as_str));
+    format_markers.retain(|m| !m.is_empty());
+    let mut echoes = header_echoes(&format.turn_start);
+    echoes.retain(|e| !format_markers.iter().any(|m| e.contains(m)));
+    let echo = if echoes.is_empty() {
+        b.eps()
+    } else {
+        b.optional(b.seq([b.space(), b.choice(echoes.iter().map(|e| b.literal(e)))]))
+    };
+    let root = b.seq([echo, reasoning, wrapped, body, b.end()]);
     let mut markers = triggers;
+    markers.extend(echoes);
+    if !cs.is_empty() {
+        markers.push(cs.to_owned());
+    }
     if options.extract_reasoning {
         markers.extend(
             [format.reasoning.start.trim(), format.reasoning.end.trim()]
@@ -168,9 +237,60 @@ pub fn build_grammar(
     })
 }
 
+/// The forms of the turn end a server may leave at the end of the output, longest first: the
+/// whole turn end, and each of its prefixes that ends with a marker (`<|end|>` of
+/// `<|end|>\n</s>`, whose `</s>` the server stripped).
+fn turn_end_forms(turn_end: &str) -> Vec<String> {
+    let te = turn_end.trim();
+    let mut forms: Vec<String> = Vec::new();
+    if te.is_empty() {
+        return forms;
+    }
+    forms.push(te.to_owned());
+    for segment in crate::diff::segments(te) {
+        let form = te[..segment.end()].trim();
+        if segment.kind == crate::diff::SegmentKind::Marker && !forms.iter().any(|f| f == form) {
+            forms.push(form.to_owned());
+        }
+    }
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    forms
+}
+
+/// What a model may repeat of the turn header at the start of its output: the whole header,
+/// and its last marker when the header ends with one (`<|CHATBOT_TOKEN|>` of
+/// `<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>`); longest first.
+fn header_echoes(header: &str) -> Vec<String> {
+    let header = header.trim();
+    let mut echoes = Vec::new();
+    if header.is_empty() {
+        return echoes;
+    }
+    echoes.push(header.to_owned());
+    if let Some(last) = crate::diff::segments(header)
+        .last()
+        .filter(|s| s.kind == crate::diff::SegmentKind::Marker && s.text != header)
+    {
+        echoes.push(last.text.to_owned());
+    }
+    echoes
+}
+
+/// The distinct cores of `markers` (whitespace trimmed), blank ones left out.
+fn marker_set<'m>(markers: impl IntoIterator<Item = &'m str>) -> Vec<&'m str> {
+    let mut set: Vec<&str> = Vec::new();
+    for m in markers.into_iter().map(str::trim) {
+        if !m.is_empty() && !set.contains(&m) {
+            set.push(m);
+        }
+    }
+    set
+}
+
 struct Gen<'a> {
     b: &'a GrammarBuilder,
     literal_values: bool,
+    tool_names: &'a [String],
 }
 
 impl Gen<'_> {
@@ -223,11 +343,24 @@ impl Gen<'_> {
         }
     }
 
+    /// A trailing end-of-turn marker: one of `forms` (longest first), then only whitespace to
+    /// the end.
+    fn turn_end(&self, forms: &[String]) -> Parser {
+        let b = self.b;
+        b.seq([
+            b.space(),
+            b.choice(forms.iter().map(|f| b.literal(f))),
+            b.space(),
+            b.end(),
+        ])
+    }
+
     fn reasoning(
         &self,
         format: &TurnFormat,
         options: &GrammarOptions,
         tool_triggers: Option<&[String]>,
+        turn_end: &[String],
     ) -> Parser {
         let b = self.b;
         let r = &format.reasoning;
@@ -238,60 +371,97 @@ impl Gen<'_> {
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
         let triggers = tool_triggers.unwrap_or_default();
         stops.extend(triggers.iter().cloned());
+        // Every form of the turn end starts with the shortest one.
+        let turn_end_start = turn_end.last();
+        if let Some(first) = turn_end_start {
+            stops.push(first.clone());
+        }
         stops.dedup();
         // A call inside reasoning ends it only when no closing marker follows (the model
         // skipped it); otherwise the call text is reasoning. The lookahead is need-more until
         // the closing marker or the end of the output, so streams hold the text back rather
-        // than retract it.
-        let text = if triggers.is_empty() {
-            b.tag(tags::REASONING, b.until_one_of(&stops))
-        } else {
+        // than retract it. An end-of-turn marker ends it only at the end of the output.
+        let mut continuations = Vec::new();
+        if !triggers.is_empty() {
             let at_trigger = b.peek(b.choice(triggers.iter().map(|t| b.literal(t))));
             let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
+            continuations.push(b.seq([at_trigger, closed_later]));
+        }
+        if let Some(first) = turn_end_start {
+            continuations
+                .push(b.seq([b.peek(b.literal(first)), b.negate(self.turn_end(turn_end))]));
+        }
+        let text = if continuations.is_empty() {
+            b.tag(tags::REASONING, b.until_one_of(&stops))
+        } else {
             // Tags stay outside the lookahead, so a partial parse shows no text beyond it.
             b.seq([
                 b.tag(tags::REASONING, b.until_one_of(&stops)),
                 b.zero_or_more(b.seq([
-                    at_trigger,
-                    closed_later,
+                    b.choice(continuations),
                     b.tag(tags::REASONING, b.seq([b.any(), b.until_one_of(&stops)])),
                 ])),
             ])
         };
         let _ = options.reasoning_open;
-        let close = b.seq([b.space(), b.literal(end)]);
+        let close = self.closes(end);
         if start.is_empty() {
             b.optional(b.seq([text, close]))
         } else {
             b.optional(b.choice([
-                b.seq([b.space(), b.literal(start), text, b.optional(close)]),
+                b.seq([b.space(), self.opener(start), text, b.optional(close)]),
                 // A closed (empty) block written by the prompt: the end marker alone.
                 close,
             ]))
         }
     }
 
+    /// A closing marker, and the same marker repeated right after it (whitespace between):
+    /// the repetition closes nothing and is dropped.
+    fn closes(&self, end: &str) -> Parser {
+        let b = self.b;
+        let close = b.seq([b.space(), b.literal(end)]);
+        b.seq([close, b.zero_or_more(close)])
+    }
+
+    /// An opening marker made of a marker token and a label (`<|channel>thought`): the model
+    /// may write the token alone first (`<|channel><|channel>thought`); such a stray token
+    /// right before the opener is dropped.
+    fn opener(&self, start: &str) -> Parser {
+        let b = self.b;
+        let mut parts = crate::diff::segments(start);
+        let lead = match (parts.next(), parts.next()) {
+            (Some(first), Some(_)) if first.kind == crate::diff::SegmentKind::Marker => first.text,
+            _ => return b.literal(start),
+        };
+        let stray = b.seq([b.literal(lead), b.space(), b.peek(b.literal(lead))]);
+        b.seq([b.zero_or_more(stray), b.literal(start)])
+    }
+
     /// The tool-call block and its trigger (the text that starts it).
     fn tools(&self, t: &ToolAnalysis, parallel: bool) -> (Parser, Vec<String>) {
         let b = self.b;
-        let _ = parallel;
         let call = match t.format {
             ToolFormat::JsonNative => self.json_call(t),
             ToolFormat::TagWithJson | ToolFormat::TagWithTagged => self.tag_call(t),
         };
-        let separated = |call: Parser| {
-            b.seq([
-                call,
-                b.zero_or_more(b.seq([self.lit(&t.call_separator), call])),
-            ])
+        // Without parallel calls, a block holds one call.
+        let more = |p: Parser| {
+            if parallel {
+                b.zero_or_more(p)
+            } else {
+                b.eps()
+            }
         };
+        let separated =
+            |call: Parser| b.seq([call, more(b.seq([self.lit(&t.call_separator), call]))]);
         let array = t.json.as_ref().is_some_and(|j| j.array_wrapped);
         let calls = if array {
             b.seq([
                 b.literal("["),
                 b.space(),
                 call,
-                b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), call])),
+                more(b.seq([b.space(), b.literal(","), b.space(), call])),
                 b.space(),
                 b.literal("]"),
             ])
@@ -353,9 +523,33 @@ impl Gen<'_> {
         if id.position != position || position == CallIdPosition::None {
             return b.eps();
         }
+        let text = if id.suffix.trim().is_empty() {
+            // No suffix: the id ends where the call goes on (what follows it in the call),
+            // or at the end of the call, the next call or the section.
+            let next: &[&str] = match position {
+                CallIdPosition::PreFuncName => &[&t.function.name_prefix],
+                CallIdPosition::BetweenFuncAndArgs => &[&t.arguments.start],
+                _ => &[],
+            };
+            let stops = marker_set(next.iter().copied().chain([
+                t.function.close.as_str(),
+                t.per_call_end.as_str(),
+                t.call_separator.as_str(),
+                t.per_call_start.as_str(),
+                t.section_end.as_str(),
+            ]));
+            if stops.is_empty() {
+                // Nothing closes it: an id is one word.
+                b.chars("[A-Za-z0-9_.:\\-]", 1, None)
+            } else {
+                b.until_one_of(stops)
+            }
+        } else {
+            self.until_marker(&id.suffix)
+        };
         b.seq([
             self.lit(&id.prefix),
-            b.tag(tags::TOOL_ID, self.until_marker(&id.suffix)),
+            b.tag(tags::TOOL_ID, text),
             self.lit(&id.suffix),
         ])
     }
@@ -428,8 +622,9 @@ impl Gen<'_> {
         } else {
             (named, self.call_id(t, CallIdPosition::BetweenFuncAndArgs))
         };
-        b.tag(
-            tags::TOOL,
+        let head = b.seq([opener, self.call_id(t, CallIdPosition::PreFuncName), named]);
+        self.shown_with_name(
+            head,
             b.seq([
                 opener,
                 self.call_id(t, CallIdPosition::PreFuncName),
@@ -451,6 +646,23 @@ impl Gen<'_> {
         } else {
             a.value_suffix.clone()
         };
+        // An argument name never runs past the end of the arguments or of the call (a call
+        // without arguments is followed by its close, then maybe another call).
+        let args_end = marker_set([
+            a.end.as_str(),
+            t.function.close.as_str(),
+            t.per_call_end.as_str(),
+        ]);
+        let name_until = |marker: &str| {
+            let core = marker.trim();
+            let exact = marker.trim_end();
+            let mut stops = marker_set([core]);
+            if exact != core && !exact.is_empty() {
+                stops.insert(0, exact);
+            }
+            stops.extend(args_end.iter().copied().filter(|m| *m != core));
+            b.until_one_of(stops)
+        };
         let suffix_core = a.name_suffix.trim();
         let typed_suffix =
             a.non_string_values == NonStringValues::Different && suffix_core.chars().count() >= 2;
@@ -461,16 +673,16 @@ impl Gen<'_> {
             let last = &suffix_core
                 [suffix_core.len() - suffix_core.chars().next_back().map_or(0, char::len_utf8)..];
             (
-                b.until(first),
+                name_until(first),
                 b.seq([b.literal(first), b.until(last), b.literal(last)]),
             )
         } else if a.value_prefix.trim().is_empty() {
             (
-                self.until_marker(&a.name_suffix),
+                name_until(&a.name_suffix),
                 self.lit_exact_after(&a.name_suffix),
             )
         } else {
-            (self.until_marker(&a.name_suffix), self.lit(&a.name_suffix))
+            (name_until(&a.name_suffix), self.lit(&a.name_suffix))
         };
         let arg = b.tag(
             tags::TOOL_ARG,
@@ -535,25 +747,40 @@ impl Gen<'_> {
     fn json_call(&self, t: &ToolAnalysis) -> Parser {
         let b = self.b;
         let layout = t.json.clone().unwrap_or_default();
-        let object = if layout.name_is_key {
-            b.seq([
+        // Bare JSON (no marker opens the call): only a declared tool's name makes it a call.
+        let bare = t.per_call_start.trim().is_empty() && t.section_start.trim().is_empty();
+        let name_value = || {
+            if bare && !self.tool_names.is_empty() {
+                b.choice(self.tool_names.iter().flat_map(|n| {
+                    let json = serde_json::Value::String(n.clone()).to_string();
+                    let python = format!("'{}'", n.replace('\\', "\\\\").replace('\'', "\\'"));
+                    [b.literal(&json), b.literal(&python)]
+                }))
+            } else {
+                b.json_string()
+            }
+        };
+        let (object, head) = if layout.name_is_key {
+            let head = b.seq([
                 b.literal("{"),
                 b.space(),
-                b.tag(tags::TOOL_NAME, b.json_string()),
+                b.tag(tags::TOOL_NAME, name_value()),
                 b.space(),
                 b.literal(":"),
+            ]);
+            let object = b.seq([
+                head,
                 b.space(),
                 b.tag(tags::TOOL_ARGS, b.json()),
                 b.space(),
                 b.literal("}"),
-            ])
+            ]);
+            (object, head)
         } else {
             let name = layout.name_field.as_deref().unwrap_or("name");
             let args = layout.arguments_field.as_deref().unwrap_or("arguments");
-            let mut members = vec![
-                b.json_member(name, b.tag(tags::TOOL_NAME, b.json_string())),
-                b.json_member(args, b.tag(tags::TOOL_ARGS, b.json())),
-            ];
+            let named = b.json_member(name, b.tag(tags::TOOL_NAME, name_value()));
+            let mut members = vec![b.json_member(args, b.tag(tags::TOOL_ARGS, b.json()))];
             if let Some(id) = layout
                 .id_field
                 .as_ref()
@@ -561,14 +788,20 @@ impl Gen<'_> {
             {
                 members.push(b.json_member(id, b.tag(tags::TOOL_ID, b.json())));
             }
-            let inner = self.object(members.clone());
-            if let Some(function) = &layout.function_field {
-                members.insert(0, b.json_member(function, inner));
+            // A call has its name: an object without the name field is not a call.
+            let (inner, inner_head) = self.object(named, named, &[name], members.clone());
+            match &layout.function_field {
+                Some(function) => self.object(
+                    b.choice([b.json_member(function, inner), named]),
+                    b.choice([b.seq([b.json_member(function, b.eps()), inner_head]), named]),
+                    &[function.as_str(), name],
+                    members,
+                ),
+                None => (inner, inner_head),
             }
-            self.object(members)
         };
-        b.tag(
-            tags::TOOL,
+        self.shown_with_name(
+            b.seq([self.lit(&t.per_call_start), head]),
             b.seq([
                 self.lit(&t.per_call_start),
                 object,
@@ -577,8 +810,27 @@ impl Gen<'_> {
         )
     }
 
-    /// `{ member (, member)* }` where a member is one of `members` or any other key.
-    fn object(&self, mut members: Vec<Parser>) -> Parser {
+    /// A call (tagged `tool`) that starts only where `head` (the call up to the end of its
+    /// name) matches: while the name is still being written, a partial parse shows no call (a
+    /// stream must not announce one, and a call that turns out not to be one never showed).
+    fn shown_with_name(&self, head: Parser, call: Parser) -> Parser {
+        let b = self.b;
+        // The lookahead is atomic: nothing it parsed shows while it is undecided.
+        b.seq([b.atomic(b.peek(head)), b.tag(tags::TOOL, call)])
+    }
+
+    /// `{ member (, member)* }` holding `required` (a member under one of `required_keys`),
+    /// where other members are one of `members` or any other key.
+    ///
+    /// Returns the object and its head: the object up to the end of the required member's
+    /// `required_head`.
+    fn object(
+        &self,
+        required: Parser,
+        required_head: Parser,
+        required_keys: &[&str],
+        mut members: Vec<Parser>,
+    ) -> (Parser, Parser) {
         let b = self.b;
         members.push(b.seq([
             b.json_string(),
@@ -587,15 +839,27 @@ impl Gen<'_> {
             b.space(),
             b.json(),
         ]));
+        let other = b.choice(members.clone());
+        members.insert(0, required);
         let member = b.choice(members);
-        b.seq([
-            b.literal("{"),
+        // Members before the required one are under other keys.
+        let required_key = b.choice(required_keys.iter().map(|k| b.json_member(k, b.eps())));
+        let before = b.seq([
+            b.negate(required_key),
+            other,
             b.space(),
-            member,
+            b.literal(","),
+            b.space(),
+        ]);
+        let open = b.seq([b.literal("{"), b.space(), b.zero_or_more(before)]);
+        let object = b.seq([
+            open,
+            required,
             b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), member])),
             b.space(),
             b.literal("}"),
-        ])
+        ]);
+        (object, b.seq([open, required_head]))
     }
 }
 

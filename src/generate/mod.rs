@@ -26,10 +26,13 @@
 //! which template. Request options used: tools and `tool_choice: none` (no call parsing),
 //! `reasoning_format` (`none` keeps reasoning inline, including what the prompt opened),
 //! `continue_final_message` (the parser starts in the continued field, the message starts with
-//! the continued text), `json_schema` (a fenced JSON content is unwrapped),
-//! `enable_thinking`/`add_generation_prompt` (through the rendered prefill). Not enforced while
-//! parsing: `tool_choice: required` and `parallel_tool_calls: false` (a server constrains
-//! generation for those; the parser accepts what was generated).
+//! the continued text), `enable_thinking`/`add_generation_prompt` (through the rendered
+//! prefill), `parallel_tool_calls: false` (the grammar reads one call per turn: a second call
+//! stays content, reported as a problem). Checked after parsing, reported as a
+//! [`ParseProblem`] with the message kept as parsed: `tool_choice: required` or a named
+//! function (a turn without the call, or with a call to another function), and a `json_schema`
+//! response format (a fenced JSON content is unwrapped; content that is not JSON or that the
+//! [schema subset](crate::json::schema) rejects is a problem).
 //!
 //! ```
 //! use chatparse::generate::{ChatParser, TurnFormat, ReasoningFormat};

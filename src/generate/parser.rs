@@ -3,7 +3,9 @@
 use std::fmt;
 
 use crate::analyze::{Analysis, CallIdPosition, Part};
-use crate::message::{ChatMessage, ChatRequest, PartialMessage, Prefill, Tool, ToolCall};
+use crate::message::{
+    ChatMessage, ChatRequest, PartialMessage, Prefill, Tool, ToolCall, ToolChoice,
+};
 use crate::peg::{BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
 
@@ -86,6 +88,9 @@ pub struct ChatParser {
     pub(crate) plain_scan: Option<PlainScan>,
     pub(crate) template: String,
     pub(crate) triggers: Vec<String>,
+    /// What the request asks of the turn, checked after parsing.
+    pub(crate) tool_choice: ToolChoice,
+    pub(crate) json_schema: Option<serde_json::Value>,
 }
 
 impl ChatParser {
@@ -146,6 +151,7 @@ impl ChatParser {
             parallel_tool_calls: request.parallel_tool_calls,
             reasoning_open: false,
             json_schema: request.json_schema.is_some(),
+            tool_names: request.tool_names().map(str::to_owned).collect(),
         };
         // Whitespace alone (the end of the assistant header) changes nothing.
         let mut prefill_text = if prefill_text.trim().is_empty() {
@@ -222,6 +228,12 @@ impl ChatParser {
             python,
             template: template_name.to_owned(),
             triggers,
+            tool_choice: if request.tools_enabled() {
+                request.tool_choice.clone()
+            } else {
+                ToolChoice::None
+            },
+            json_schema: request.json_schema.clone(),
         })
     }
 
@@ -277,10 +289,8 @@ impl ChatParser {
                 // Nothing but content: the grammar would give one content node.
                 let mut message = ChatMessage::assistant();
                 message.content = output.trim().to_owned();
-                return Parsed {
-                    message,
-                    problem: None,
-                };
+                let problem = self.request_problem(&message, output);
+                return Parsed { message, problem };
             }
         }
         let owned;
@@ -307,8 +317,70 @@ impl ChatParser {
         let mut mapper = self.mapper();
         mapper.update(&parse.ast, text);
         let message = into_message(mapper.finish(partial));
-        let problem = self.unparsed_call(&message, output);
+        let problem = self.problem_of(&message, output);
         Parsed { message, problem }
+    }
+
+    /// The first problem of a parsed turn: a call left in the content, then what the request
+    /// asked that the turn does not do (see [`request_problem`](Self::request_problem)).
+    pub(crate) fn problem_of(&self, message: &ChatMessage, output: &str) -> Option<ParseProblem> {
+        self.unparsed_call(message, output)
+            .or_else(|| self.request_problem(message, output))
+    }
+
+    /// What the request asked that the parsed turn does not do. The message is kept as parsed
+    /// (the parser never drops what the model wrote); the problem says what is missing:
+    /// - `tool_choice: required`: no call; a named function: no call, or a call to another
+    ///   function;
+    /// - a `json_schema` response format: content that is not JSON, or JSON the schema
+    ///   rejects (the [`schema`](crate::json::schema) subset); a turn with calls and no content
+    ///   is not checked.
+    ///
+    /// `parallel_tool_calls: false` is enforced by the grammar (one call per turn; a second
+    /// call stays content and is reported as a call left in the content).
+    pub(crate) fn request_problem(
+        &self,
+        message: &ChatMessage,
+        output: &str,
+    ) -> Option<ParseProblem> {
+        let at_end =
+            |expected: String| Some(located(&self.template, output, output.len(), expected));
+        match &self.tool_choice {
+            ToolChoice::Required if message.tool_calls.is_empty() => {
+                return at_end("a tool call (tool_choice is required)".to_owned());
+            }
+            ToolChoice::Function(name) => {
+                if message.tool_calls.is_empty() {
+                    return at_end(format!("a call to `{name}` (tool_choice names it)"));
+                }
+                if let Some(other) = message.tool_calls.iter().find(|c| &c.name != name) {
+                    let offset = output.find(other.name.as_str()).unwrap_or(0);
+                    return Some(located(
+                        &self.template,
+                        output,
+                        offset,
+                        format!(
+                            "a call to `{name}` (tool_choice names it), not `{}`",
+                            other.name
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        let schema = self.json_schema.as_ref()?;
+        let content = message.content.trim();
+        if content.is_empty() && !message.tool_calls.is_empty() {
+            return None;
+        }
+        let offset = output.find(content).unwrap_or(0);
+        let why = match serde_json::from_str::<serde_json::Value>(content) {
+            Err(e) => format!("JSON content (response format): {e}"),
+            Ok(value) => crate::json::schema::validate(&value, schema)
+                .err()
+                .map(|why| format!("content matching the response format's JSON schema ({why})"))?,
+        };
+        Some(located(&self.template, output, offset, why))
     }
 
     pub(crate) fn mapper(&self) -> Mapper<'_> {

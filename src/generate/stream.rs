@@ -168,19 +168,7 @@ impl<'p> ChatStream<'p> {
         let output = text
             .get(self.parser.prefill_text.len()..)
             .unwrap_or_default();
-        let problem = self
-            .parser
-            .triggers
-            .iter()
-            .find(|t| super::parser::find(&message.content, t).is_some())
-            .map(|t| {
-                super::parser::located(
-                    &self.parser.template,
-                    output,
-                    super::parser::find(output, t).unwrap_or(0),
-                    format!("a tool call after `{t}` (kept as content)"),
-                )
-            });
+        let problem = self.parser.problem_of(&message, output);
         (delta, Parsed { message, problem })
     }
 

@@ -31,6 +31,7 @@
 mod heal;
 mod python;
 pub(crate) mod scanner;
+pub mod schema;
 
 #[cfg(test)]
 mod tests;

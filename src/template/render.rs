@@ -1,6 +1,7 @@
 //! [`ChatTemplate`]: compile once, render many; [`RenderInput`]: what a render sees.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use minijinja::{Environment, Value};
 use serde::{Deserialize, Serialize};
@@ -152,6 +153,8 @@ pub struct ChatTemplate {
     name: String,
     source: String,
     env: Environment<'static>,
+    /// See [`ChatTemplate::free_variables`].
+    free_variables: OnceLock<Vec<String>>,
 }
 
 impl ChatTemplate {
@@ -177,7 +180,12 @@ impl ChatTemplate {
         let rewritten = rewrite_namespace_sets(&rewritten).into_owned();
         env.add_template_owned(name.clone(), rewritten)
             .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
-        Ok(ChatTemplate { name, source, env })
+        Ok(ChatTemplate {
+            name,
+            source,
+            env,
+            free_variables: OnceLock::new(),
+        })
     }
 
     /// The name given at construction.
@@ -233,29 +241,78 @@ impl ChatTemplate {
         if let Clock::Fixed(t) = input.clock {
             ctx.insert(Value::from(CLOCK_VAR), Value::from(t));
         }
-        // minijinja 3.0.5 can panic on some inputs (a negative-step slice of an empty string or
-        // tuple, `""[::-1]`, indexes an empty vector); such a panic becomes a render error.
-        let ctx = Value::from(ctx);
-        let rendered =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| template.render(ctx)))
-                .map_err(|panic| {
-                    let detail = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    TemplateError::new(
-                        TemplateErrorKind::Render,
-                        &self.name,
-                        None,
-                        format!("the template engine panicked: {detail}"),
-                    )
-                })?
-                .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
+        let rendered = match self.render_context(&template, ctx.clone())? {
+            Ok(rendered) => rendered,
+            Err(e) => {
+                // Variables the template reads that no caller passes (a `functions` or
+                // `datetime` an inference server adds for this one template) render as empty
+                // strings, as servers pass them when they have nothing to say; only when the
+                // render failed on an undefined value, so templates that test `is defined`
+                // and render fine never see them.
+                let unbound: Vec<&String> = self
+                    .free_variables()
+                    .iter()
+                    .filter(|v| !ctx.contains_key(&Value::from(v.as_str())))
+                    .collect();
+                if unbound.is_empty() || !e.to_string().contains("undefined") {
+                    return Err(TemplateError::from_minijinja(&self.name, &e));
+                }
+                let mut ctx = ctx;
+                for v in unbound {
+                    ctx.insert(Value::from(v.as_str()), Value::from(""));
+                }
+                self.render_context(&template, ctx)?
+                    .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?
+            }
+        };
         match continued {
             None => Ok(rendered),
             Some(original) => self.cut_at_continuation(rendered, &original),
         }
+    }
+
+    /// Renders `template` with `ctx`. minijinja 3.0.5 can panic on some inputs (a
+    /// negative-step slice of an empty string or tuple, `""[::-1]`, indexes an empty vector);
+    /// such a panic becomes a render error (the outer `Err`).
+    fn render_context(
+        &self,
+        template: &minijinja::Template<'_, '_>,
+        ctx: ValueMap,
+    ) -> Result<Result<String, minijinja::Error>, TemplateError> {
+        let ctx = Value::from(ctx);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| template.render(ctx))).map_err(
+            |panic| {
+                let detail = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                TemplateError::new(
+                    TemplateErrorKind::Render,
+                    &self.name,
+                    None,
+                    format!("the template engine panicked: {detail}"),
+                )
+            },
+        )
+    }
+
+    /// The top-level variables the template reads without setting them, less the globals
+    /// (functions such as `namespace` or `raise_exception`); computed once.
+    fn free_variables(&self) -> &[String] {
+        self.free_variables.get_or_init(|| {
+            let Ok(template) = self.env.get_template(&self.name) else {
+                return Vec::new();
+            };
+            let globals: Vec<&str> = self.env.globals().map(|(name, _)| name).collect();
+            let mut free: Vec<String> = template
+                .undeclared_variables(false)
+                .into_iter()
+                .filter(|v| !globals.contains(&v.as_str()))
+                .collect();
+            free.sort();
+            free
+        })
     }
 
     /// Tags the continued field(s) of the final message; returns the field's original text.
