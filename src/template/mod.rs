@@ -78,6 +78,7 @@ mod environment;
 mod error;
 mod filters;
 mod globals;
+mod guard;
 mod preprocess;
 mod python;
 mod render;

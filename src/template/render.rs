@@ -2,13 +2,17 @@
 
 use std::borrow::Cow;
 
-use minijinja::{Environment, Value};
+use std::collections::BTreeMap;
+
+use minijinja::machinery::{self, Instructions};
+use minijinja::{AutoEscape, Environment, Value};
 use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
 use super::environment::{self, Limits};
 use super::error::{TemplateError, TemplateErrorKind};
 use super::globals::CLOCK_VAR;
+use super::guard;
 use super::preprocess::{rewrite_generation_tags, rewrite_namespace_sets};
 use super::value::{from_json, ValueMap};
 
@@ -145,12 +149,19 @@ fn tag_field(message: &mut serde_json::Value, field: &str) -> Option<String> {
     }
 }
 
+/// A compiled program with the memory guard's checks (see [`super::guard`]).
+struct Instrumented<'a> {
+    root: Instructions<'a>,
+    blocks: BTreeMap<&'a str, Instructions<'a>>,
+}
+
 /// A compiled chat template. Compile once with [`ChatTemplate::new`], then call
 /// [`ChatTemplate::render`] as often as needed; renders share no state.
 #[derive(Debug)]
 pub struct ChatTemplate {
     name: String,
     source: String,
+    limits: Limits,
     env: Environment<'static>,
 }
 
@@ -177,7 +188,36 @@ impl ChatTemplate {
         let rewritten = rewrite_namespace_sets(&rewritten).into_owned();
         env.add_template_owned(name.clone(), rewritten)
             .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
-        Ok(ChatTemplate { name, source, env })
+        let template = ChatTemplate {
+            name,
+            source,
+            limits,
+            env,
+        };
+        // Instrumenting fails on reserved names: report that now rather than at each render.
+        template.instrumented(|_| Ok(()))?;
+        Ok(template)
+    }
+
+    /// Runs `f` on the compiled program instrumented by the memory guard (see
+    /// [`super::guard`]): the root instructions and the blocks.
+    fn instrumented<T>(
+        &self,
+        f: impl FnOnce(&Instrumented<'_>) -> Result<T, minijinja::Error>,
+    ) -> Result<T, TemplateError> {
+        let error = |e: minijinja::Error| TemplateError::from_minijinja(&self.name, &e);
+        let template = self.env.get_template(&self.name).map_err(error)?;
+        let compiled = machinery::get_compiled_template(&template);
+        let program = Instrumented {
+            root: guard::instrument(&compiled.instructions).map_err(error)?,
+            blocks: compiled
+                .blocks
+                .iter()
+                .map(|(name, block)| Ok((*name, guard::instrument(block)?)))
+                .collect::<Result<_, minijinja::Error>>()
+                .map_err(error)?,
+        };
+        f(&program).map_err(error)
     }
 
     /// The name given at construction.
@@ -192,10 +232,6 @@ impl ChatTemplate {
 
     /// Renders the template with `input`.
     pub fn render(&self, input: &RenderInput) -> Result<String, TemplateError> {
-        let template = self
-            .env
-            .get_template(&self.name)
-            .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
         for (i, m) in input.messages.iter().enumerate() {
             if !m.is_object() {
                 return Err(TemplateError::new(
@@ -236,8 +272,21 @@ impl ChatTemplate {
         // minijinja 3.0.5 can panic on some inputs (a negative-step slice of an empty string or
         // tuple, `""[::-1]`, indexes an empty vector); such a panic becomes a render error.
         let ctx = Value::from(ctx);
+        let _scope = guard::enter(self.limits);
+        let run = |program: &Instrumented<'_>| {
+            let mut rendered = String::new();
+            machinery::eval(
+                &self.env,
+                &program.root,
+                ctx,
+                &program.blocks,
+                &mut machinery::make_string_output(&mut rendered),
+                AutoEscape::None,
+            )?;
+            Ok(rendered)
+        };
         let rendered =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| template.render(ctx)))
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.instrumented(run)))
                 .map_err(|panic| {
                     let detail = panic
                         .downcast_ref::<&str>()
@@ -250,8 +299,7 @@ impl ChatTemplate {
                         None,
                         format!("the template engine panicked: {detail}"),
                     )
-                })?
-                .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
+                })??;
         match continued {
             None => Ok(rendered),
             Some(original) => self.cut_at_continuation(rendered, &original),
