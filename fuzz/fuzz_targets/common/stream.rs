@@ -70,14 +70,15 @@ fn parsers() -> &'static [(&'static str, ChatParser)] {
         FIXTURES
             .iter()
             .map(|(name, source, model)| {
-                let template = ChatTemplate::new(*name, *source).expect("fixture template compiles");
+                let template =
+                    ChatTemplate::new(*name, *source).expect("fixture template compiles");
                 let model: serde_json::Value =
                     serde_json::from_str(model).expect("fixture model.json is JSON");
                 let request: ChatRequest = serde_json::from_value(model["request"].clone())
                     .expect("fixture request deserialises");
                 let analysis = analyze(&template);
-                let parser = ChatParser::new(&template, &analysis, &request)
-                    .expect("fixture parser builds");
+                let parser =
+                    ChatParser::new(&template, &analysis, &request).expect("fixture parser builds");
                 (*name, parser)
             })
             .collect()
