@@ -655,7 +655,7 @@ mod explosion_tests {
             err.message().contains("max_value_bytes") || err.message().contains("max_output_bytes"),
             "{source}: {err}"
         );
-        assert!(started.elapsed().as_secs() < 5, "{source}: too slow");
+        assert!(started.elapsed().as_secs() < 30, "{source}: too slow");
     }
 
     #[test]
