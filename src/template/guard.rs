@@ -573,7 +573,7 @@ pub(crate) fn instrument<'s>(program: &Instructions<'s>) -> Result<Instructions<
         let line = program.get_line(i);
         for instr in group {
             let instr = match instr {
-                I::StoreLocal(name) | I::Enclose(name) => {
+                I::StoreLocal(name) => {
                     check_name(name)?;
                     instr
                 }
