@@ -48,15 +48,18 @@ impl Default for Limits {
     }
 }
 
+/// The syntax of chat templates: Jinja2's delimiters with `trim_blocks` and `lstrip_blocks`.
+pub(crate) fn syntax() -> Result<SyntaxConfig, Error> {
+    SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .build()
+}
+
 /// Builds an environment with the transformers-compatible configuration and no templates.
 pub(crate) fn build(limits: Limits) -> Result<Environment<'static>, Error> {
     let mut env = Environment::new();
-    env.set_syntax(
-        SyntaxConfig::builder()
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .build()?,
-    );
+    env.set_syntax(syntax()?);
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     // Debug info makes errors name the undefined variable involved; minijinja turns it on only

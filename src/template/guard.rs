@@ -506,6 +506,101 @@ pub(crate) fn pprint(value: &Value) -> Result<Value, Error> {
     Ok(Value::from(out.text))
 }
 
+/// Fails if a constant expression of `source` could be folded by minijinja's compiler into a
+/// value larger than `max_value_bytes`.
+///
+/// minijinja evaluates expressions made only of literals when it compiles a template (`['x'] *
+/// 100000000` becomes one constant), before any render and so before the guard's checks. Such
+/// an expression lies inside one run of literal and operator tokens (an identifier, a filter
+/// or the end of a tag ends a run). Only `*` repeats: a run with a string, list, tuple or map
+/// literal and a `*` can fold into at most (its strings' bytes plus a value slot per list item)
+/// × (the product of its integer literals); with `**` as well it is not bounded that way and
+/// is refused outright.
+pub(crate) fn check_constant_folding(
+    source: &str,
+    syntax: minijinja::syntax::SyntaxConfig,
+    max_value_bytes: usize,
+) -> Result<(), Error> {
+    use minijinja::machinery::Token as T;
+    #[derive(Default)]
+    struct Run {
+        bytes: usize,
+        factor: usize,
+        container: bool,
+        mul: bool,
+        pow: bool,
+    }
+    let mut run = Run {
+        factor: 1,
+        ..Run::default()
+    };
+    let mut end_run = |run: &mut Run| -> Result<(), Error> {
+        let folded = if run.pow {
+            usize::MAX
+        } else {
+            run.bytes.saturating_mul(run.factor)
+        };
+        if run.container && run.mul && folded > max_value_bytes {
+            return Err(limit_error(format_args!(
+                "a constant expression repeats literals into more than max_value_bytes \
+                 ({max_value_bytes} bytes) when minijinja folds it at compile time"
+            )));
+        }
+        *run = Run {
+            factor: 1,
+            ..Run::default()
+        };
+        Ok(())
+    };
+    for token in minijinja::machinery::tokenize(source, false, syntax) {
+        let Ok((token, _)) = token else {
+            break; // the compiler reports the syntax error
+        };
+        match token {
+            T::Str(s) => {
+                run.bytes = run.bytes.saturating_add(s.len().max(1));
+                run.container = true;
+            }
+            T::String(s) => {
+                run.bytes = run.bytes.saturating_add(s.len().max(1));
+                run.container = true;
+            }
+            T::Int(n) => {
+                let n = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+                run.factor = run.factor.saturating_mul(n);
+            }
+            T::Int128(_) => run.factor = usize::MAX,
+            // A list, tuple or map literal: each item costs a value slot.
+            T::BracketOpen | T::ParenOpen | T::BraceOpen | T::Comma => {
+                run.bytes = run.bytes.saturating_add(ITEM_BYTES);
+                run.container = true;
+            }
+            T::Mul => run.mul = true,
+            T::Pow => run.pow = true,
+            T::Float(_)
+            | T::Plus
+            | T::Minus
+            | T::Div
+            | T::FloorDiv
+            | T::Mod
+            | T::Colon
+            | T::Tilde
+            | T::Eq
+            | T::Ne
+            | T::Gt
+            | T::Gte
+            | T::Lt
+            | T::Lte
+            | T::BracketClose
+            | T::ParenClose
+            | T::BraceClose
+            | T::Ident("true" | "false" | "none" | "True" | "False" | "None") => {}
+            _ => end_run(&mut run)?,
+        }
+    }
+    end_run(&mut run)
+}
+
 /// Fails if a template assigns a reserved name.
 fn check_name(name: &str) -> Result<(), Error> {
     if name.starts_with(RESERVED_PREFIX) {
@@ -685,13 +780,13 @@ mod explosion_tests {
 
     #[test]
     fn filters_and_methods() {
-        assert_limited("{% set l = ['x' * 1000] * 1000 %}{{ l | join(l[0]) }}");
+        assert_limited("{% set n = 1000 %}{% set l = ['x' * n] * n %}{{ l | join(l[0]) }}");
         assert_limited("{% set s = 'x' * 1000 %}{{ (s ~ s) | replace('x', s) }}");
         assert_limited("{% set s = 'x' * 1000 %}{{ (s ~ s).replace('x', s) }}");
         assert_limited("{{ '%100000000s' | format('x') }}");
         assert_limited("{% set s = 'x' * 1000 %}{{ '{0}{0}'.format(s ~ s) | replace('x', s) }}");
         assert_limited("{{ '{0:>100000000}'.format('x') }}");
-        assert_limited("{% set s = 'x' * 1000 %}{{ s.join([s] * 1000) }}");
+        assert_limited("{% set n = 1000 %}{% set s = 'x' * n %}{{ s.join([s] * n) }}");
         assert_limited("{% set s = ',' * 100000 %}{{ s.split(',') | length }}");
         assert_limited("{{ range(10) | batch(100000000, 'x') | list | length }}");
     }
@@ -755,6 +850,29 @@ mod explosion_tests {
             "{% set s = 'x' * 100000 %}{% filter upper %}{% for i in range(1000) %}{{ s }}\
              {% endfor %}{% endfilter %}",
         );
+    }
+
+    #[test]
+    fn constant_folding_at_compile_time() {
+        for source in [
+            "{{ ['x'] * 100000000 }}",
+            "{{ ('x' * 1000) * 100000 }}",
+            "{{ 'x' * 10 ** 9 }}",
+            "{% set y = [1, 2] * (100000 * 1000) %}",
+        ] {
+            let err = ChatTemplate::with_limits("c.jinja", source, limits()).unwrap_err();
+            assert_eq!(err.kind(), TemplateErrorKind::Limit, "{source}: {err}");
+            assert!(err.message().contains("max_value_bytes"), "{source}: {err}");
+        }
+        for fine in [
+            "{{ '=' * 40 }}",
+            "{{ 1000 * 1000 * 1000 }}",
+            "{{ 2 ** 10 }}",
+            "{{ ['a', 'b'] * 3 }}",
+            "{% for i in range(3) %}{{ '  ' * i }}{% endfor %}",
+        ] {
+            ChatTemplate::with_limits("c.jinja", fine, limits()).unwrap();
+        }
     }
 
     #[test]

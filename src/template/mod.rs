@@ -44,10 +44,8 @@
 //! never a hang. Memory is guarded too (`guard`): every value a render builds is measured
 //! against [`Limits::max_value_bytes`] and everything it writes (output and captured blocks)
 //! against [`Limits::max_output_bytes`], so a template doubling a string in a loop fails with a
-//! `Limit` error instead of exhausting memory. Remaining gap: minijinja folds constant
-//! expressions when compiling, so a literal-only repetition (`['x'] * 100000000`) is computed
-//! by minijinja at compile time, bounded only by its own caps (100 MB per string, 100 million
-//! items per list). Neither a mutable list nor a namespace can be made to
+//! `Limit` error instead of exhausting memory; a literal-only repetition that minijinja would
+//! fold at compile time (`['x'] * 100000000`) is refused before compiling. Neither a mutable list nor a namespace can be made to
 //! contain itself or to hold values nested more than 64 levels deep (a render error): minijinja
 //! compares, prints and drops values recursively, so `{% set a.me = a %}...{{ a == b }}` or a
 //! loop nesting a list once per iteration would overflow the stack. `{% set ns.attr = value %}`

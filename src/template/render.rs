@@ -186,6 +186,9 @@ impl ChatTemplate {
             environment::build(limits).map_err(|e| TemplateError::from_minijinja(&name, &e))?;
         let rewritten = rewrite_generation_tags(&source);
         let rewritten = rewrite_namespace_sets(&rewritten).into_owned();
+        let syntax = environment::syntax().map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+        guard::check_constant_folding(&rewritten, syntax, limits.max_value_bytes)
+            .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
         env.add_template_owned(name.clone(), rewritten)
             .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
         let template = ChatTemplate {
