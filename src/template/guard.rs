@@ -534,7 +534,7 @@ pub(crate) fn check_constant_folding(
         factor: 1,
         ..Run::default()
     };
-    let mut end_run = |run: &mut Run| -> Result<(), Error> {
+    let end_run = |run: &mut Run| -> Result<(), Error> {
         let folded = if run.pow {
             usize::MAX
         } else {
