@@ -612,20 +612,12 @@ fn check_name(name: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// What an instruction becomes in the instrumented program.
-fn expansion<'s>(instr: &Instruction<'s>) -> Vec<Instruction<'s>> {
+/// How many instructions `instr` becomes in the instrumented program (see [`expand`]).
+fn expansion_len(instr: &Instruction<'_>) -> u32 {
     use Instruction as I;
-    let check = I::CallFunction(CHECK_FN, Some(1));
     match instr {
-        I::EmitRaw(s) => vec![I::LoadConst(Value::from(*s)), I::Emit],
-        I::Mul => vec![
-            I::BuildTuple(Some(2)),
-            I::CallFunction(MUL_GUARD_FN, Some(1)),
-            I::UnpackList(2),
-            I::Swap,
-            I::Mul,
-            check,
-        ],
+        I::EmitRaw(_) => 2,
+        I::Mul => 6,
         I::Add
         | I::StringConcat
         | I::BuildList(_)
@@ -633,11 +625,35 @@ fn expansion<'s>(instr: &Instruction<'s>) -> Vec<Instruction<'s>> {
         | I::BuildMap(_)
         | I::ApplyFilter(..)
         | I::CallMethod(..)
-        | I::CallObject(_) => vec![instr.clone(), check],
-        I::CallFunction(name, _) if *name != CHECK_FN && *name != "super" => {
-            vec![instr.clone(), check]
+        | I::CallObject(_) => 2,
+        I::CallFunction(name, _) if *name != CHECK_FN && *name != "super" => 2,
+        _ => 1,
+    }
+}
+
+/// Passes what `instr` becomes in the instrumented program to `push`, in order
+/// ([`expansion_len`] of them).
+fn expand<'s>(instr: &Instruction<'s>, push: &mut impl FnMut(Instruction<'s>)) {
+    use Instruction as I;
+    let check = || I::CallFunction(CHECK_FN, Some(1));
+    match instr {
+        I::EmitRaw(s) => {
+            push(I::LoadConst(Value::from(*s)));
+            push(I::Emit);
         }
-        _ => vec![instr.clone()],
+        I::Mul => {
+            push(I::BuildTuple(Some(2)));
+            push(I::CallFunction(MUL_GUARD_FN, Some(1)));
+            push(I::UnpackList(2));
+            push(I::Swap);
+            push(I::Mul);
+            push(check());
+        }
+        other if expansion_len(other) == 2 => {
+            push(other.clone());
+            push(check());
+        }
+        other => push(other.clone()),
     }
 }
 
@@ -645,35 +661,36 @@ fn expansion<'s>(instr: &Instruction<'s>) -> Vec<Instruction<'s>> {
 /// program assigns a reserved name.
 pub(crate) fn instrument<'s>(program: &Instructions<'s>) -> Result<Instructions<'s>, Error> {
     use Instruction as I;
-    let mut len = 0u32;
-    while program.get(len).is_some() {
-        len += 1;
-    }
-    let expanded: Vec<Vec<Instruction<'s>>> = (0..len)
-        .map(|i| program.get(i).map(expansion).unwrap_or_default())
-        .collect();
-    // new_index[i]: where old instruction i starts; new_index[len]: the end.
-    let mut new_index = Vec::with_capacity(len as usize + 1);
+    // new_index[i]: where old instruction i starts; the last entry: the end.
+    let mut new_index = Vec::with_capacity(512);
     let mut next = 0u32;
-    for e in &expanded {
+    let mut i = 0u32;
+    while let Some(instr) = program.get(i) {
         new_index.push(next);
-        next += e.len() as u32;
+        next += expansion_len(instr);
+        i += 1;
     }
     new_index.push(next);
+    let len = i;
     let target = |t: u32| new_index.get(t as usize).copied().unwrap_or(t);
     let mut out = Instructions::new(program.name(), program.source());
-    for (i, group) in expanded.into_iter().enumerate() {
-        let i = i as u32;
+    let mut failure = None;
+    for i in 0..len {
+        let Some(instr) = program.get(i) else { break };
         let span = program.get_span(i);
         let line = program.get_line(i);
-        for instr in group {
+        expand(instr, &mut |instr| {
             let instr = match instr {
                 I::StoreLocal(name) => {
-                    check_name(name)?;
+                    if let Err(e) = check_name(name) {
+                        failure.get_or_insert(e);
+                    }
                     instr
                 }
                 I::BuildMacro(name, offset, flags) => {
-                    check_name(name)?;
+                    if let Err(e) = check_name(name) {
+                        failure.get_or_insert(e);
+                    }
                     I::BuildMacro(name, target(offset), flags)
                 }
                 I::Jump(t) => I::Jump(target(t)),
@@ -690,9 +707,12 @@ pub(crate) fn instrument<'s>(program: &Instructions<'s>) -> Result<Instructions<
                 }
                 (None, None) => out.add(instr),
             };
-        }
+        });
     }
-    Ok(out)
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 #[cfg(test)]

@@ -155,6 +155,29 @@ struct Instrumented<'a> {
     blocks: BTreeMap<&'a str, Instructions<'a>>,
 }
 
+impl std::fmt::Debug for Instrumented<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instrumented").finish_non_exhaustive()
+    }
+}
+
+/// Instruments the program of template `name` in `env` (see [`super::guard::instrument`]).
+fn instrument_program<'env>(
+    env: &'env Environment<'static>,
+    name: &str,
+) -> Result<Instrumented<'env>, minijinja::Error> {
+    let template = env.get_template(name)?;
+    let compiled = machinery::get_compiled_template(&template);
+    Ok(Instrumented {
+        root: guard::instrument(&compiled.instructions)?,
+        blocks: compiled
+            .blocks
+            .iter()
+            .map(|(name, block)| Ok((*name, guard::instrument(block)?)))
+            .collect::<Result<_, minijinja::Error>>()?,
+    })
+}
+
 /// A compiled chat template. Compile once with [`ChatTemplate::new`], then call
 /// [`ChatTemplate::render`] as often as needed; renders share no state.
 #[derive(Debug)]
@@ -162,6 +185,12 @@ pub struct ChatTemplate {
     name: String,
     source: String,
     limits: Limits,
+    /// The instrumented program, built once. Its instructions borrow strings (the template's
+    /// name and source, names inside instructions) that `env` owns on the heap; the `'static`
+    /// is a lie that this struct keeps true: `env` is never modified after construction, it is
+    /// declared after this field (so dropped after it), and the program is only lent out for
+    /// the lifetime of a `&self` borrow.
+    program: Instrumented<'static>,
     env: Environment<'static>,
 }
 
@@ -191,36 +220,29 @@ impl ChatTemplate {
             .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
         env.add_template_owned(name.clone(), rewritten)
             .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
-        let template = ChatTemplate {
+        // Instrumenting fails on reserved names: reported here, once.
+        let program = instrument_program(&env, &name)
+            .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+        // SAFETY: `program` borrows only from heap data that `env` owns (the compiled template
+        // stored by `add_template_owned`: its name, source and the strings it points into),
+        // plus `'static` constants. Moving `env` into the struct below moves no heap data;
+        // `env` is never mutated afterwards (no `ChatTemplate` method takes `&mut self`), and
+        // the field order drops `program` before `env`. The program is only used through
+        // `&self` (see `render`), never handed out with the `'static` lifetime.
+        let program: Instrumented<'static> =
+            unsafe { std::mem::transmute::<Instrumented<'_>, Instrumented<'static>>(program) };
+        Ok(ChatTemplate {
             name,
             source,
             limits,
+            program,
             env,
-        };
-        // Instrumenting fails on reserved names: report that now rather than at each render.
-        template.instrumented(|_| Ok(()))?;
-        Ok(template)
+        })
     }
 
-    /// Runs `f` on the compiled program instrumented by the memory guard (see
-    /// [`super::guard`]): the root instructions and the blocks.
-    fn instrumented<T>(
-        &self,
-        f: impl FnOnce(&Instrumented<'_>) -> Result<T, minijinja::Error>,
-    ) -> Result<T, TemplateError> {
-        let error = |e: minijinja::Error| TemplateError::from_minijinja(&self.name, &e);
-        let template = self.env.get_template(&self.name).map_err(error)?;
-        let compiled = machinery::get_compiled_template(&template);
-        let program = Instrumented {
-            root: guard::instrument(&compiled.instructions).map_err(error)?,
-            blocks: compiled
-                .blocks
-                .iter()
-                .map(|(name, block)| Ok((*name, guard::instrument(block)?)))
-                .collect::<Result<_, minijinja::Error>>()
-                .map_err(error)?,
-        };
-        f(&program).map_err(error)
+    /// The instrumented program, with the lifetime of `self`.
+    fn program(&self) -> &Instrumented<'_> {
+        &self.program
     }
 
     /// The name given at construction.
@@ -276,7 +298,8 @@ impl ChatTemplate {
         // tuple, `""[::-1]`, indexes an empty vector); such a panic becomes a render error.
         let ctx = Value::from(ctx);
         let _scope = guard::enter(self.limits);
-        let run = |program: &Instrumented<'_>| {
+        let program = self.program();
+        let run = || -> Result<String, TemplateError> {
             let mut rendered = String::new();
             machinery::eval(
                 &self.env,
@@ -285,24 +308,24 @@ impl ChatTemplate {
                 &program.blocks,
                 &mut machinery::make_string_output(&mut rendered),
                 AutoEscape::None,
-            )?;
+            )
+            .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
             Ok(rendered)
         };
         let rendered =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.instrumented(run)))
-                .map_err(|panic| {
-                    let detail = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    TemplateError::new(
-                        TemplateErrorKind::Render,
-                        &self.name,
-                        None,
-                        format!("the template engine panicked: {detail}"),
-                    )
-                })??;
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|panic| {
+                let detail = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                TemplateError::new(
+                    TemplateErrorKind::Render,
+                    &self.name,
+                    None,
+                    format!("the template engine panicked: {detail}"),
+                )
+            })??;
         match continued {
             None => Ok(rendered),
             Some(original) => self.cut_at_continuation(rendered, &original),
