@@ -4,9 +4,10 @@
 //! Fuel bounds the number of instructions, not memory: `{% set s = s ~ s %}` in a loop of 60
 //! doubles a string 60 times in 60 cheap instructions. The guard has three parts.
 //!
-//! 1. **Instrumented program.** Before each render, the compiled program (minijinja's
-//!    `Instructions`, through its `unstable_machinery` API) is copied with checks spliced in
-//!    ([`instrument`]), jump targets renumbered, lines and spans kept:
+//! 1. **Instrumented program.** When a [`super::ChatTemplate`] is built, minijinja's compiled
+//!    program (its `Instructions`, through the `unstable_machinery` API) is copied once with
+//!    checks spliced in ([`instrument`]), jump targets renumbered, lines and spans kept; renders
+//!    run that copy (`machinery::eval`):
 //!    - after every operation that builds a new value — `~`, `+`, `*`, list/tuple/map literals,
 //!      filter, method, function and macro calls — a call to [`CHECK_FN`], which measures the
 //!      value's *printed size* (its [`weight`]: strings by length, containers by walking their
@@ -27,6 +28,13 @@
 //!    methods of namespace lists (`append`, `extend`, `insert`).
 //! 3. **The counter** of written bytes lives in a thread-local scope ([`enter`]) for the
 //!    duration of one render (renders are synchronous and never nest across templates).
+//! 4. **Constant folding.** minijinja evaluates literal-only expressions while compiling, before
+//!    any check can run; [`check_constant_folding`] refuses, before compiling, a template whose
+//!    literal repetitions (`['x'] * 100000000`) could fold into an oversized constant.
+//!
+//! What is not measured: render inputs (messages, tools: already in the caller's memory), and
+//! time spent comparing or sorting large values (fuel counts instructions, not the work inside
+//! one); values nested deeper than 200 levels count as over the limit.
 //!
 //! Names starting with [`RESERVED_PREFIX`] cannot be assigned by a template (it could otherwise
 //! shadow the check functions). Exceeding a limit is an error whose detail starts with
