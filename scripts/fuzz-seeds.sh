@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the seed corpus of the render_template fuzz target, corpus/render_template/,
+# Regenerates the seed corpora of the render_template, analyze and stream fuzz targets
+# (corpus/<target>/). render_template:
 # from the chat templates in shared/templates/ ($CHATPARSE_SHARED, else ../shared) plus the
 # small hand-written snippets below (one Jinja feature each).
 #
@@ -48,4 +49,37 @@ snippet set-block '{% set sys %}{% if messages[0].role == "system" %}{{ messages
 printf '{{ messages|tojson }}\0\001[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image"}]},{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":"{\\"x\\":1}"}}]}]' \
   >"$out/snippet-json-messages"
 
+echo "$(find "$out" -type f | wc -l) inputs in $out/"
+
+# analyze: each template as is (the whole input is the template source): the shared templates
+# and the fixtures' own templates.
+out=corpus/analyze
+mkdir -p "$out"
+rm -f "$out"/tpl-* "$out"/fixture-*
+for file in "$shared"/templates/*.jinja; do
+  cp "$file" "$out/tpl-$(basename "$file" .jinja)"
+done
+for file in fixtures/*/template.jinja; do
+  cp "$file" "$out/fixture-$(basename "$(dirname "$file")")"
+done
+echo "$(find "$out" -type f | wc -l) inputs in $out/"
+
+# stream: `[fixture][n][lengths][output]` (see fuzz/fuzz_targets/common/stream.rs) for every
+# case output of the fixtures with their own template, in the order of FIXTURES there (sorted
+# names), once whole (n = 0) and once in 1-, 3- and 7-byte chunks.
+out=corpus/stream
+mkdir -p "$out"
+rm -f "$out"/case-*
+i=0
+for dir in $(ls -d fixtures/*/ | sort); do
+  [ -f "$dir/template.jinja" ] || continue
+  name=$(basename "$dir")
+  for txt in "$dir"/*.txt; do
+    [ -f "$txt" ] || continue
+    case_name=$(basename "$txt" .txt)
+    { printf "\\$(printf '%03o' "$i")\\000"; cat "$txt"; } >"$out/case-$name-$case_name"
+    { printf "\\$(printf '%03o' "$i")\\003\\001\\003\\007"; cat "$txt"; } >"$out/case-$name-$case_name-chunked"
+  done
+  i=$((i + 1))
+done
 echo "$(find "$out" -type f | wc -l) inputs in $out/"

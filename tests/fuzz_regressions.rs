@@ -9,6 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "../fuzz/fuzz_targets/common/analyze.rs"]
+mod analyze;
 #[path = "../fuzz/fuzz_targets/common/diff.rs"]
 mod diff;
 #[path = "../fuzz/fuzz_targets/common/json.rs"]
@@ -19,17 +21,21 @@ mod peg;
 mod render_template;
 #[path = "../fuzz/fuzz_targets/common/response_template.rs"]
 mod response_template;
+#[path = "../fuzz/fuzz_targets/common/stream.rs"]
+mod stream;
 
 /// A fuzz target's body: runs one input, panics on a violated property.
 type Body = fn(&[u8]);
 
 /// Fuzz targets whose body is shared with this replay: (target name, body).
 const TARGETS: &[(&str, Body)] = &[
+    ("analyze", analyze::run),
     ("diff", diff::run),
     ("json", json::run),
     ("peg", peg::run),
     ("render_template", render_template::run),
     ("response_template", response_template::run),
+    ("stream", stream::run),
 ];
 
 /// Stack size of a replay thread: what a fuzz target gets on the main thread (8 MiB).

@@ -342,6 +342,7 @@ fn runaway_templates_hit_limits() {
     let limits = Limits {
         fuel: 10_000,
         recursion: 50,
+        ..Limits::default()
     };
     let looping = ChatTemplate::with_limits(
         "loop.jinja",

@@ -10,7 +10,8 @@ pub enum TemplateErrorKind {
     Syntax,
     /// The template called `raise_exception(message)`.
     Raised,
-    /// The render ran out of fuel, recursed too deep or produced too much output.
+    /// The render ran out of fuel, recursed too deep, built too large a value or wrote too much
+    /// output (see [`Limits`](super::Limits)).
     Limit,
     /// Any other failure while rendering (unknown filter or method, bad operand, ...).
     Render,
@@ -61,6 +62,7 @@ impl TemplateError {
         let detail = err.detail().unwrap_or_default();
         let kind = match err.kind() {
             _ if detail.starts_with(super::globals::RAISED_PREFIX) => TemplateErrorKind::Raised,
+            _ if detail.starts_with(super::guard::LIMIT_PREFIX) => TemplateErrorKind::Limit,
             K::SyntaxError | K::BadEscape | K::InvalidDelimiter => TemplateErrorKind::Syntax,
             K::OutOfFuel => TemplateErrorKind::Limit,
             K::InvalidOperation if detail.contains("recursion limit") => TemplateErrorKind::Limit,

@@ -208,6 +208,8 @@ pub(crate) fn indent(value: &Value, args: Rest<ValueOrKwargs>) -> Result<Value, 
     py_str(value, &mut text);
     text.push('\n'); // Jinja2's quirk, so that a trailing newline survives splitlines
     let lines = splitlines(&text);
+    let estimate = text.len() + (lines.len() + 1) * indention.len();
+    super::guard::require_size("indent", estimate)?;
     let mut rv = String::with_capacity(text.len() + lines.len() * indention.len());
     if blank {
         for (i, line) in lines.iter().enumerate() {
@@ -351,6 +353,8 @@ pub(crate) fn replace(value: &Value, args: Rest<ValueOrKwargs>) -> Result<Value,
     };
     let (subject, old, new) = (text(value), text(&old), text(&new));
     let count = present(&count).and_then(Value::as_i64).unwrap_or(-1);
+    let estimate = super::guard::replace_estimate(&subject, &old, &new, Some(count));
+    super::guard::require_size("replace", estimate)?;
     Ok(Value::from(match usize::try_from(count) {
         Ok(n) => subject.replacen(&old, &new, n),
         Err(_) => subject.replace(&old, &new),

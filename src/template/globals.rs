@@ -96,7 +96,10 @@ pub(crate) fn unknown_method(
                 ),
             ))
         }
-        (ValueKind::String, "rsplit") => rsplit(value.as_str().unwrap_or_default(), args),
+        (ValueKind::String, "rsplit") => {
+            super::guard::precheck_method(value, method, args)?;
+            rsplit(value.as_str().unwrap_or_default(), args)
+        }
         (ValueKind::String, "removeprefix") => {
             let s = value.as_str().unwrap_or_default();
             let p = args.first().and_then(|a| a.as_str()).unwrap_or_default();
@@ -107,7 +110,10 @@ pub(crate) fn unknown_method(
             let p = args.first().and_then(|a| a.as_str()).unwrap_or_default();
             Ok(Value::from(s.strip_suffix(p).unwrap_or(s)))
         }
-        _ => minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args),
+        _ => {
+            super::guard::precheck_method(value, method, args)?;
+            minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+        }
     }
 }
 

@@ -41,8 +41,11 @@
 //!
 //! **Limits:** templates are untrusted code. Each render has a fuel budget (instructions) and a
 //! recursion limit ([`Limits`]); exceeding one is an error of kind [`TemplateErrorKind::Limit`],
-//! never a hang. Memory is not metered: a template that doubles a string in a tight loop can
-//! allocate a lot before the fuel runs out. Neither a mutable list nor a namespace can be made to
+//! never a hang. Memory is guarded too (`guard`): every value a render builds is measured
+//! against [`Limits::max_value_bytes`] and everything it writes (output and captured blocks)
+//! against [`Limits::max_output_bytes`], so a template doubling a string in a loop fails with a
+//! `Limit` error instead of exhausting memory; a literal-only repetition that minijinja would
+//! fold at compile time (`['x'] * 100000000`) is refused before compiling. Neither a mutable list nor a namespace can be made to
 //! contain itself or to hold values nested more than 64 levels deep (a render error): minijinja
 //! compares, prints and drops values recursively, so `{% set a.me = a %}...{{ a == b }}` or a
 //! loop nesting a list once per iteration would overflow the stack. `{% set ns.attr = value %}`
@@ -78,6 +81,7 @@ mod environment;
 mod error;
 mod filters;
 mod globals;
+mod guard;
 mod preprocess;
 mod python;
 mod render;

@@ -3,13 +3,17 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use minijinja::{Environment, Value};
+use std::collections::BTreeMap;
+
+use minijinja::machinery::{self, Instructions};
+use minijinja::{AutoEscape, Environment, Value};
 use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
 use super::environment::{self, Limits};
 use super::error::{TemplateError, TemplateErrorKind};
 use super::globals::CLOCK_VAR;
+use super::guard;
 use super::preprocess::{rewrite_generation_tags, rewrite_namespace_sets};
 use super::value::{from_json, ValueMap};
 
@@ -146,12 +150,48 @@ fn tag_field(message: &mut serde_json::Value, field: &str) -> Option<String> {
     }
 }
 
+/// A compiled program with the memory guard's checks (see [`super::guard`]).
+struct Instrumented<'a> {
+    root: Instructions<'a>,
+    blocks: BTreeMap<&'a str, Instructions<'a>>,
+}
+
+impl std::fmt::Debug for Instrumented<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instrumented").finish_non_exhaustive()
+    }
+}
+
+/// Instruments the program of template `name` in `env` (see [`super::guard::instrument`]).
+fn instrument_program<'env>(
+    env: &'env Environment<'static>,
+    name: &str,
+) -> Result<Instrumented<'env>, minijinja::Error> {
+    let template = env.get_template(name)?;
+    let compiled = machinery::get_compiled_template(&template);
+    Ok(Instrumented {
+        root: guard::instrument(&compiled.instructions)?,
+        blocks: compiled
+            .blocks
+            .iter()
+            .map(|(name, block)| Ok((*name, guard::instrument(block)?)))
+            .collect::<Result<_, minijinja::Error>>()?,
+    })
+}
+
 /// A compiled chat template. Compile once with [`ChatTemplate::new`], then call
 /// [`ChatTemplate::render`] as often as needed; renders share no state.
 #[derive(Debug)]
 pub struct ChatTemplate {
     name: String,
     source: String,
+    limits: Limits,
+    /// The instrumented program, built once. Its instructions borrow strings (the template's
+    /// name and source, names inside instructions) that `env` owns on the heap; the `'static`
+    /// is a lie that this struct keeps true: `env` is never modified after construction, it is
+    /// declared after this field (so dropped after it), and the program is only lent out for
+    /// the lifetime of a `&self` borrow.
+    program: Instrumented<'static>,
     env: Environment<'static>,
     /// See [`ChatTemplate::free_variables`].
     free_variables: OnceLock<Vec<String>>,
@@ -178,14 +218,35 @@ impl ChatTemplate {
             environment::build(limits).map_err(|e| TemplateError::from_minijinja(&name, &e))?;
         let rewritten = rewrite_generation_tags(&source);
         let rewritten = rewrite_namespace_sets(&rewritten).into_owned();
+        let syntax = environment::syntax().map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+        guard::check_constant_folding(&rewritten, syntax, limits.max_value_bytes)
+            .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
         env.add_template_owned(name.clone(), rewritten)
             .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+        // Instrumenting fails on reserved names: reported here, once.
+        let program = instrument_program(&env, &name)
+            .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+        // SAFETY: `program` borrows only from heap data that `env` owns (the compiled template
+        // stored by `add_template_owned`: its name, source and the strings it points into),
+        // plus `'static` constants. Moving `env` into the struct below moves no heap data;
+        // `env` is never mutated afterwards (no `ChatTemplate` method takes `&mut self`), and
+        // the field order drops `program` before `env`. The program is only used through
+        // `&self` (see `render`), never handed out with the `'static` lifetime.
+        let program: Instrumented<'static> =
+            unsafe { std::mem::transmute::<Instrumented<'_>, Instrumented<'static>>(program) };
         Ok(ChatTemplate {
             name,
             source,
+            limits,
+            program,
             env,
             free_variables: OnceLock::new(),
         })
+    }
+
+    /// The instrumented program, with the lifetime of `self`.
+    fn program(&self) -> &Instrumented<'_> {
+        &self.program
     }
 
     /// The name given at construction.
@@ -200,10 +261,6 @@ impl ChatTemplate {
 
     /// Renders the template with `input`.
     pub fn render(&self, input: &RenderInput) -> Result<String, TemplateError> {
-        let template = self
-            .env
-            .get_template(&self.name)
-            .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?;
         for (i, m) in input.messages.iter().enumerate() {
             if !m.is_object() {
                 return Err(TemplateError::new(
@@ -241,7 +298,7 @@ impl ChatTemplate {
         if let Clock::Fixed(t) = input.clock {
             ctx.insert(Value::from(CLOCK_VAR), Value::from(t));
         }
-        let rendered = match self.render_context(&template, ctx.clone())? {
+        let rendered = match self.render_context(ctx.clone())? {
             Ok(rendered) => rendered,
             Err(e) => {
                 // Variables the template reads that no caller passes (a `functions` or
@@ -261,7 +318,7 @@ impl ChatTemplate {
                 for v in unbound {
                     ctx.insert(Value::from(v.as_str()), Value::from(""));
                 }
-                self.render_context(&template, ctx)?
+                self.render_context(ctx)?
                     .map_err(|e| TemplateError::from_minijinja(&self.name, &e))?
             }
         };
@@ -276,25 +333,38 @@ impl ChatTemplate {
     /// such a panic becomes a render error (the outer `Err`).
     fn render_context(
         &self,
-        template: &minijinja::Template<'_, '_>,
         ctx: ValueMap,
     ) -> Result<Result<String, minijinja::Error>, TemplateError> {
+        // minijinja 3.0.5 can panic on some inputs (a negative-step slice of an empty string or
+        // tuple, `""[::-1]`, indexes an empty vector); such a panic becomes a render error.
         let ctx = Value::from(ctx);
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| template.render(ctx))).map_err(
-            |panic| {
-                let detail = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                TemplateError::new(
-                    TemplateErrorKind::Render,
-                    &self.name,
-                    None,
-                    format!("the template engine panicked: {detail}"),
-                )
-            },
-        )
+        let _scope = guard::enter(self.limits);
+        let program = self.program();
+        let run = || -> Result<String, minijinja::Error> {
+            let mut rendered = String::new();
+            machinery::eval(
+                &self.env,
+                &program.root,
+                ctx,
+                &program.blocks,
+                &mut machinery::make_string_output(&mut rendered),
+                AutoEscape::None,
+            )?;
+            Ok(rendered)
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|panic| {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            TemplateError::new(
+                TemplateErrorKind::Render,
+                &self.name,
+                None,
+                format!("the template engine panicked: {detail}"),
+            )
+        })
     }
 
     /// The top-level variables the template reads without setting them, less the globals

@@ -50,6 +50,9 @@ pub(crate) fn from_json(json: &serde_json::Value) -> Value {
 #[derive(Debug, Default)]
 pub(crate) struct MutableList {
     items: Mutex<Vec<Value>>,
+    /// The printed size of the items (see [`super::guard::weight`]), kept up to date by the
+    /// in-place methods so that growing the list is checked against the memory limit.
+    weight: AtomicUsize,
 }
 
 impl MutableList {
@@ -63,11 +66,33 @@ impl MutableList {
             return value;
         }
         match value.try_iter() {
-            Ok(iter) => Value::from_object(MutableList {
-                items: Mutex::new(iter.collect()),
-            }),
+            Ok(iter) => {
+                let items: Vec<Value> = iter.collect();
+                let weight = items
+                    .iter()
+                    .map(|v| super::guard::weight(v, usize::MAX - 1))
+                    .fold(0usize, usize::saturating_add);
+                Value::from_object(MutableList {
+                    items: Mutex::new(items),
+                    weight: AtomicUsize::new(weight),
+                })
+            }
             Err(_) => value,
         }
+    }
+
+    /// Accounts for `more` items about to be added; fails if the list would print larger than
+    /// the render's `max_value_bytes` (then nothing is added).
+    fn grow(&self, more: &[Value]) -> Result<(), Error> {
+        let cap = super::guard::max_value();
+        let added = more
+            .iter()
+            .map(|v| super::guard::weight(v, cap).saturating_add(2))
+            .fold(0usize, usize::saturating_add);
+        let total = self.weight.load(Ordering::Relaxed).saturating_add(added);
+        super::guard::require_size("a list", total)?;
+        self.weight.store(total, Ordering::Relaxed);
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Value>> {
@@ -324,11 +349,16 @@ impl Object for MutableList {
         if let ("extend", [xs]) = (method, args) {
             let more: Vec<Value> = xs.try_iter()?.collect();
             check_no_cycle(self, &more, state)?;
+            self.grow(&more)?;
             self.lock().extend(more);
             return Ok(Value::from(()));
         }
-        if matches!(method, "append" | "insert") {
-            check_no_cycle(self, args, state)?;
+        match (method, args) {
+            ("append", [x]) | ("insert", [_, x]) => {
+                check_no_cycle(self, args, state)?;
+                self.grow(std::slice::from_ref(x))?;
+            }
+            _ => {}
         }
         let mut items = self.lock();
         match (method, args) {
@@ -343,10 +373,18 @@ impl Object for MutableList {
             }
             ("pop", [] | [_]) => {
                 let at = index_arg(items.len(), args.first(), false)?;
-                Ok(items.remove(at))
+                let removed = items.remove(at);
+                let w = super::guard::weight(&removed, usize::MAX - 1);
+                let _ = self
+                    .weight
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                        Some(n.saturating_sub(w))
+                    });
+                Ok(removed)
             }
             ("clear", []) => {
                 items.clear();
+                self.weight.store(0, Ordering::Relaxed);
                 Ok(Value::from(()))
             }
             _ => Err(Error::from(ErrorKind::UnknownMethod)),
