@@ -51,8 +51,9 @@
 //! alone, and, when that span is ASCII, by a program compiled without Unicode classes (the
 //! same groups, from an NFA a fraction of the size). `xml-inline` tag patterns that need no
 //! backtracking run on the automata engines (ASCII programs for ASCII regions), anchored at
-//! each byte that can begin a match. A streaming parser also clones each region's value once
-//! (the `region_close` event and the message each own one).
+//! each byte that can begin a match. A streaming parser shares each region's value between
+//! its `region_close` event and the message (an `Arc`): the message takes it over at
+//! `finalize` without a copy unless the caller still holds the event.
 //!
 //! # Limits
 //!

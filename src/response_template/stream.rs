@@ -1,5 +1,7 @@
 //! The streaming parser.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::coerce::coerce_tool_calls;
@@ -43,6 +45,11 @@ pub struct ResponseParser<'t> {
     /// An empty match may not end where the previous delimiter ended.
     no_empty: Option<usize>,
     out: Map<String, Value>,
+    /// Region values not yet folded into `out` (streaming only): each is shared with its
+    /// `region_close` event, and folded at the end, when the caller has usually dropped the
+    /// event so the value moves into the message without a copy. With whether the field was
+    /// present before it.
+    pending: Vec<(usize, Arc<Value>, bool)>,
     present: Vec<bool>,
     initial: Vec<Event<'t>>,
     finished: bool,
@@ -98,6 +105,7 @@ impl<'t> ResponseParser<'t> {
             skipped_to: 0,
             no_empty: None,
             out: tpl.defaults.clone(),
+            pending: Vec::new(),
             present: vec![false; tpl.fields.len()],
             initial: Vec::new(),
             finished: false,
@@ -207,6 +215,11 @@ impl<'t> ResponseParser<'t> {
         if let Some(f) = self.region.take() {
             let offset = self.base + self.buf.len();
             self.close_region(f, Vec::new(), offset, events)?;
+        }
+        for (f, value, present) in std::mem::take(&mut self.pending) {
+            let value = Arc::try_unwrap(value).unwrap_or_else(|shared| (*shared).clone());
+            self.store(f, value, present)
+                .map_err(|m| Error::new(ErrorKind::Finalize, m))?;
         }
         let missing: Vec<&str> = self
             .tpl
@@ -548,10 +561,18 @@ impl<'t> ResponseParser<'t> {
         if !self.tools.is_empty() {
             value = coerce_tool_calls(&value, &self.tools);
         }
-        if self.quiet {
-            return self.store(f, value, &fail);
+        let present = self.present.get(f).copied().unwrap_or(false);
+        if let Some(p) = self.present.get_mut(f) {
+            *p = true;
         }
-        self.store(f, value.clone(), &fail)?;
+        if self.quiet {
+            return self.store(f, value, present).map_err(fail);
+        }
+        if field.join.is_some() && !value.is_string() {
+            return Err(fail(join_error(&field.name, &value)));
+        }
+        let value = Arc::new(value);
+        self.pending.push((f, Arc::clone(&value), present));
         events.push(Event::RegionClose {
             field: &field.name,
             value,
@@ -559,19 +580,16 @@ impl<'t> ResponseParser<'t> {
         Ok(())
     }
 
-    /// Records one region's value in the output (`join`, `repeats`, or overwrite).
-    fn store(&mut self, f: usize, value: Value, fail: &dyn Fn(String) -> Error) -> Result<()> {
+    /// Records one region's value in the output (`join`, `repeats`, or overwrite); `present`:
+    /// whether the field had a value before this one.
+    fn store(&mut self, f: usize, value: Value, present: bool) -> std::result::Result<(), String> {
         let Some(field) = self.tpl.fields.get(f) else {
             return Ok(());
         };
-        let present = self.present.get(f).copied().unwrap_or(false);
         let name = field.name.as_str();
         if let Some(sep) = &field.join {
             let Value::String(s) = value else {
-                return Err(fail(format!(
-                    "Field '{name}': 'join' requires each match to parse to a string, got {}.",
-                    super::util::py_type(&value)
-                )));
+                return Err(join_error(name, &value));
             };
             match self.out.get_mut(name) {
                 Some(Value::String(prev)) if present => {
@@ -608,9 +626,6 @@ impl<'t> ResponseParser<'t> {
                     }
                 }
             }
-        }
-        if let Some(p) = self.present.get_mut(f) {
-            *p = true;
         }
         Ok(())
     }
@@ -676,6 +691,14 @@ impl<'t> ResponseParser<'t> {
         self.buf.drain(..cut);
         self.base += cut;
     }
+}
+
+/// The error for a `join` field whose value is not a string.
+fn join_error(name: &str, value: &Value) -> String {
+    format!(
+        "Field '{name}': 'join' requires each match to parse to a string, got {}.",
+        super::util::py_type(value)
+    )
 }
 
 /// `compact` does nothing while less than this much text has been handed out.
