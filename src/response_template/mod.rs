@@ -119,6 +119,7 @@ mod error;
 mod events;
 mod pattern;
 mod scan;
+mod seq;
 mod spec;
 mod stream;
 pub mod syntax;
