@@ -59,6 +59,19 @@ pub struct ResponseParser<'t> {
     /// dropped), every scanner is idle and all of `buf` has been handed out (see
     /// [`ResponseParser::feed_into`]).
     fast: Option<Fast<'t>>,
+    /// Set when the in-flight fast path applies: one scanner holds the only match attempt in
+    /// flight, as a single candidate (see [`ResponseParser::feed_glide`]).
+    glide: Option<Glide<'t>>,
+}
+
+/// What the in-flight fast path needs.
+#[derive(Debug, Clone, Copy)]
+struct Glide<'t> {
+    /// `can_start[b]`: byte `b` can start a delimiter watched in the current state.
+    can_start: &'t [bool; 256],
+    /// The scanner with the candidate, and its pattern.
+    scanner: usize,
+    pat: &'t super::pattern::Pattern,
 }
 
 /// What the feed fast path needs, resolved once when it becomes available.
@@ -111,6 +124,7 @@ impl<'t> ResponseParser<'t> {
             finished: false,
             quiet,
             fast: None,
+            glide: None,
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -146,6 +160,11 @@ impl<'t> ResponseParser<'t> {
                 return Ok(());
             }
         }
+        if let Some(glide) = self.glide {
+            if chunk.len() <= 64 && self.feed_glide(glide, chunk) {
+                return Ok(());
+            }
+        }
         self.feed_slow(chunk, events)
     }
 
@@ -159,6 +178,7 @@ impl<'t> ResponseParser<'t> {
             ));
         }
         self.fast = None;
+        self.glide = None;
         self.push(chunk, false, events).map_err(|e| {
             self.finished = true;
             e.with_kind(ErrorKind::Feed)
@@ -176,6 +196,7 @@ impl<'t> ResponseParser<'t> {
         }
         self.finished = true;
         self.fast = None;
+        self.glide = None;
         let mut events = Vec::new();
         self.finish(&mut events)
             .map_err(|e| e.with_kind(ErrorKind::Finalize))?;
@@ -208,6 +229,29 @@ impl<'t> ResponseParser<'t> {
         {
             self.compact();
         }
+    }
+
+    /// The in-flight fast path: one match attempt is in flight (a single candidate of one
+    /// scanner, every other scanner idle) and no byte of `chunk` can start a delimiter. If
+    /// the candidate steps over all of `chunk` through ordinary states that can still extend,
+    /// nothing is decided and no text can be handed out (it is all held back behind the
+    /// candidate): the chunk is only appended. Returns `false`, changing nothing, otherwise.
+    #[inline]
+    fn feed_glide(&mut self, glide: Glide<'t>, chunk: &str) -> bool {
+        let bytes = chunk.as_bytes();
+        if bytes.iter().any(|b| glide.can_start[usize::from(*b)]) {
+            return false;
+        }
+        let Some(sc) = self.scanners.get_mut(glide.scanner) else {
+            return false;
+        };
+        if !sc.glide_all(glide.pat, bytes) {
+            return false;
+        }
+        self.buf.push_str(chunk);
+        // The idle scanners cannot start anything in `chunk` either.
+        self.skipped_to = self.base + self.buf.len();
+        true
     }
 
     fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
@@ -630,9 +674,15 @@ impl<'t> ResponseParser<'t> {
         Ok(())
     }
 
-    /// Whether the next small feed may take [`feed_fast`](ResponseParser::feed_fast).
+    /// Whether the next small feed may take [`feed_fast`](ResponseParser::feed_fast) or
+    /// [`feed_glide`](ResponseParser::feed_glide).
     fn update_fast(&mut self) {
         self.fast = None;
+        self.glide = None;
+        if !self.finished && !self.quiet && !self.all_idle {
+            self.update_glide();
+            return;
+        }
         if self.finished
             || self.quiet
             || !self.all_idle
@@ -656,6 +706,31 @@ impl<'t> ResponseParser<'t> {
         self.fast = Some(Fast {
             can_start: ws.table(),
             field,
+        });
+    }
+
+    /// Sets up [`feed_glide`](ResponseParser::feed_glide) when exactly one scanner is in
+    /// flight, with a single candidate, and has scanned all of the buffer.
+    fn update_glide(&mut self) {
+        let end = self.base + self.buf.len();
+        let mut busy = self.scanners.iter().enumerate().filter(|(_, s)| !s.idle());
+        let (Some((index, sc)), None) = (busy.next(), busy.next()) else {
+            return;
+        };
+        if !sc.single() || sc.pos() != end {
+            return;
+        }
+        let tpl: &'t ResponseTemplate = self.tpl;
+        let Some(ws) = tpl.watches.get(self.watch) else {
+            return;
+        };
+        let Some(pat) = ws.items.get(index).and_then(|w| tpl.pattern(*w)) else {
+            return;
+        };
+        self.glide = Some(Glide {
+            can_start: ws.table(),
+            scanner: index,
+            pat,
         });
     }
 
