@@ -50,6 +50,13 @@ impl Scanner {
         }
     }
 
+    /// Makes this scanner like [`Scanner::new`]`(pos)`, keeping its allocation.
+    pub(crate) fn reset(&mut self, pos: usize) {
+        self.cands.clear();
+        self.best = None;
+        self.pos = pos;
+    }
+
     /// With a single live candidate, steps its DFA through bytes that cannot start another
     /// candidate and lead to ordinary states, without any bookkeeping. Stops before the first
     /// byte that needs the general path.

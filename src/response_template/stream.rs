@@ -298,8 +298,11 @@ impl<'t> ResponseParser<'t> {
             .watches
             .get(self.watch)
             .map_or(0, |w| w.items.len());
-        self.scanners.clear();
-        self.scanners.resize(n, Scanner::new(self.scan_pos));
+        // Reset in place: keeps each scanner's candidate list allocated across delimiters.
+        self.scanners.truncate(n);
+        let pos = self.scan_pos;
+        self.scanners.iter_mut().for_each(|s| s.reset(pos));
+        self.scanners.resize_with(n, || Scanner::new(pos));
         self.skipped_to = self.scan_pos;
     }
 
