@@ -125,7 +125,7 @@ fn event_from_json(e: &Value) -> Option<Event<'_>> {
         }),
         "region_close" => Some(Event::RegionClose {
             field,
-            value: e.get("value")?.clone(),
+            value: std::sync::Arc::new(e.get("value")?.clone()),
         }),
         _ => None,
     }

@@ -1,5 +1,7 @@
 //! Streaming events.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 /// One streaming event, as emitted by [`ResponseParser`](super::ResponseParser).
@@ -28,8 +30,11 @@ pub enum Event<'t> {
     RegionClose {
         /// The field name (borrowed from the template).
         field: &'t str,
-        /// The value of this region (one match, before `repeats`/`join` accumulation).
-        value: Value,
+        /// The value of this region (one match, before `repeats`/`join` accumulation), shared
+        /// with the parser: the message takes it over at
+        /// [`finalize`](super::ResponseParser::finalize) without a copy once the event is
+        /// dropped (it is copied only if the caller still holds the event then).
+        value: Arc<Value>,
     },
 }
 
@@ -51,7 +56,7 @@ impl<'t> Event<'t> {
                 json!({"type": "region_chunk", "field": field, "text": text.as_str(), "dirty": dirty})
             }
             Event::RegionClose { field, value } => {
-                json!({"type": "region_close", "field": field, "value": value})
+                json!({"type": "region_close", "field": field, "value": &**value})
             }
         }
     }

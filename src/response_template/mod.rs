@@ -47,12 +47,19 @@
 //! implicit field) by a per-feed fast path (one table lookup per byte, no scanner setup)
 //! while nothing is in flight. A feed that arrives while a match attempt is in flight resumes
 //! the scanners' DFA states where the previous feed left them: held-back text is never
-//! scanned again. Capture groups are read only once a match is decided, on the match span
-//! alone, and, when that span is ASCII, by a program compiled without Unicode classes (the
-//! same groups, from an NFA a fraction of the size). `xml-inline` tag patterns that need no
-//! backtracking run on the automata engines (ASCII programs for ASCII regions), anchored at
-//! each byte that can begin a match. A streaming parser also clones each region's value once
-//! (the `region_close` event and the message each own one).
+//! scanned again; when that attempt is a single candidate of one pattern and the feed cannot
+//! start another, a second fast path steps its DFA over the feed and appends it (no scanner
+//! setup, nothing decided, nothing handed out). Capture groups are read only once a match is
+//! decided, on the match span alone. On ASCII text, patterns that are plain sequences
+//! (literals, class repetitions, groups: no alternation or look-around, as delimiters and tag
+//! patterns nearly always are) read their groups with no regex engine, by a small
+//! backtracker derived from the pattern's syntax tree (a few instructions per byte, with a
+//! work budget past which the engines take over); other ASCII spans use a program compiled
+//! without Unicode classes (the same groups, from an NFA a fraction of the size). `xml-inline`
+//! tag patterns that need no backtracking run the same way (or on the automata engines),
+//! anchored at each byte that can begin a match. A streaming parser shares each region's value between
+//! its `region_close` event and the message (an `Arc`): the message takes it over at
+//! `finalize` without a copy unless the caller still holds the event.
 //!
 //! # Limits
 //!
@@ -118,6 +125,7 @@ mod error;
 mod events;
 mod pattern;
 mod scan;
+mod seq;
 mod spec;
 mod stream;
 pub mod syntax;

@@ -22,6 +22,7 @@ use regex_automata::util::start;
 use regex_automata::util::syntax;
 use regex_automata::{Anchored, Input, MatchKind};
 
+use super::seq::SeqMatcher;
 use super::translate::{translate, Target};
 
 /// A compiled delimiter: literal alternatives or a Python pattern.
@@ -34,6 +35,9 @@ pub(crate) struct Pattern {
     /// The same pattern compiled without Unicode classes, for reading the groups of a match
     /// whose text is all ASCII (see [`ascii_regex`]).
     ascii: Option<meta::Regex>,
+    /// Reads the groups of a match whose text is all ASCII without an engine, when the
+    /// pattern is a sequence pattern (see [`super::seq`]); the same groups as `ascii`.
+    seq: Option<SeqMatcher>,
     /// Named groups other than internal ones, in pattern order.
     names: Vec<String>,
     /// Group index of each name in `names` (the same in `regex` and `ascii`).
@@ -151,6 +155,7 @@ impl Pattern {
                         .all(|(n, g)| ai.to_index(regex_automata::PatternID::ZERO, n) == Some(*g))
             })
         };
+        let seq = ascii.as_ref().and_then(|_| SeqMatcher::new(rust));
         let mut starts = Vec::with_capacity(257);
         for lb in 0..=256usize {
             let look_behind = u8::try_from(lb).ok();
@@ -188,6 +193,7 @@ impl Pattern {
             dfa,
             regex,
             ascii,
+            seq,
             names,
             name_groups,
             can_start,
@@ -274,9 +280,29 @@ impl Pattern {
         let Some(span) = hay.as_bytes().get(start..end) else {
             return Vec::new();
         };
+        let is_ascii = span.is_ascii();
+        if let Some(seq) = self.seq.as_ref().filter(|_| is_ascii) {
+            let mut slots = seq.slots();
+            let text = hay.as_bytes().get(..end).unwrap_or_default();
+            if seq.exec(text, start, &mut slots) == Ok(Some(end)) {
+                return self
+                    .names
+                    .iter()
+                    .zip(&self.name_groups)
+                    .map(|(name, group)| {
+                        let text = slots
+                            .get(*group)
+                            .copied()
+                            .flatten()
+                            .and_then(|(s, e)| hay.get(s..e));
+                        (name.clone(), text.map(str::to_owned))
+                    })
+                    .collect();
+            }
+        }
         // On ASCII text the ASCII-only program finds the same groups, with far fewer states.
         let regex = match &self.ascii {
-            Some(ascii) if span.is_ascii() => ascii,
+            Some(ascii) if is_ascii => ascii,
             _ => &self.regex,
         };
         let mut caps = regex.create_captures();
@@ -439,6 +465,8 @@ struct AutoTag {
     regex: meta::Regex,
     /// The ASCII-only program, used when the whole haystack is ASCII (see [`ascii_regex`]).
     ascii: Option<meta::Regex>,
+    /// The engine-free matcher for ASCII haystacks (sequence patterns, see [`super::seq`]).
+    seq: Option<SeqMatcher>,
     key: usize,
     value: usize,
     /// Every match begins with one of these bytes (`None`: not known, search unanchored).
@@ -488,9 +516,11 @@ impl AutoTag {
             ai.to_index(regex_automata::PatternID::ZERO, "key") == Some(key)
                 && ai.to_index(regex_automata::PatternID::ZERO, "value") == Some(value)
         });
+        let seq = ascii.as_ref().and_then(|_| SeqMatcher::new(&rust));
         Some(AutoTag {
             regex,
             ascii,
+            seq,
             key,
             value,
             first,
@@ -525,8 +555,31 @@ impl AutoTag {
             Some(first) => {
                 // Leftmost-first: the first candidate position with an anchored match holds
                 // the leftmost match. Matches are never empty (the prefix literals are not).
+                let seq = self.seq.as_ref().filter(|_| hay.is_ascii());
+                let mut slots = seq.map(SeqMatcher::slots).unwrap_or_default();
+                let span = |slots: &crate::response_template::seq::Slots, i: usize| {
+                    slots
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .and_then(|(s, e)| hay.get(s..e))
+                        .unwrap_or("")
+                };
                 let mut at = 0;
                 while let Some(pos) = AutoTag::next_candidate(first, hay.as_bytes(), at) {
+                    match seq.map(|m| m.exec(hay.as_bytes(), pos, &mut slots)) {
+                        Some(Ok(Some(end))) if end > pos => {
+                            out.push((span(&slots, self.key), span(&slots, self.value)));
+                            at = end;
+                            continue;
+                        }
+                        Some(Ok(_)) => {
+                            at = pos + 1;
+                            continue;
+                        }
+                        // No matcher, or it gave up: the engine decides this position.
+                        Some(Err(_)) | None => {}
+                    }
                     let input = Input::new(hay).range(pos..).anchored(Anchored::Yes);
                     regex.search_captures(&input, &mut caps);
                     match caps.get_match() {

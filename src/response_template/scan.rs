@@ -50,6 +50,13 @@ impl Scanner {
         }
     }
 
+    /// Makes this scanner like [`Scanner::new`]`(pos)`, keeping its allocation.
+    pub(crate) fn reset(&mut self, pos: usize) {
+        self.cands.clear();
+        self.best = None;
+        self.pos = pos;
+    }
+
     /// With a single live candidate, steps its DFA through bytes that cannot start another
     /// candidate and lead to ordinary states, without any bookkeeping. Stops before the first
     /// byte that needs the general path.
@@ -74,6 +81,36 @@ impl Scanner {
         }
         c.sid = sid;
         self.pos = pos;
+    }
+
+    /// Whether exactly one live candidate is in flight and nothing is decided: the case
+    /// [`Scanner::glide_all`] applies to.
+    pub(crate) fn single(&self) -> bool {
+        self.best.is_none() && matches!(self.cands.as_slice(), [c] if !c.done)
+    }
+
+    /// With a [`single`](Scanner::single) candidate, steps it over all of `bytes` (the text at
+    /// this scanner's position, none of which can start a candidate) if every step leads to
+    /// an ordinary state that can still extend (so nothing would be decided, at any byte or
+    /// at the end of the buffer). Returns whether it did; otherwise nothing changed.
+    pub(crate) fn glide_all(&mut self, pat: &Pattern, bytes: &[u8]) -> bool {
+        let Some(c) = self.cands.first_mut() else {
+            return false;
+        };
+        let mut sid = c.sid;
+        for &byte in bytes {
+            sid = pat.next(sid, byte);
+            if pat.is_special(sid) {
+                return false;
+            }
+        }
+        let info = pat.end_info(sid);
+        if !info.extendable {
+            return false;
+        }
+        c.sid = sid;
+        self.pos += bytes.len();
+        true
     }
 
     /// Whether nothing is in flight (no candidate, no decided match).

@@ -1,5 +1,7 @@
 //! The streaming parser.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::coerce::coerce_tool_calls;
@@ -43,6 +45,11 @@ pub struct ResponseParser<'t> {
     /// An empty match may not end where the previous delimiter ended.
     no_empty: Option<usize>,
     out: Map<String, Value>,
+    /// Region values not yet folded into `out` (streaming only): each is shared with its
+    /// `region_close` event, and folded at the end, when the caller has usually dropped the
+    /// event so the value moves into the message without a copy. With whether the field was
+    /// present before it.
+    pending: Vec<(usize, Arc<Value>, bool)>,
     present: Vec<bool>,
     initial: Vec<Event<'t>>,
     finished: bool,
@@ -52,6 +59,19 @@ pub struct ResponseParser<'t> {
     /// dropped), every scanner is idle and all of `buf` has been handed out (see
     /// [`ResponseParser::feed_into`]).
     fast: Option<Fast<'t>>,
+    /// Set when the in-flight fast path applies: one scanner holds the only match attempt in
+    /// flight, as a single candidate (see [`ResponseParser::feed_glide`]).
+    glide: Option<Glide<'t>>,
+}
+
+/// What the in-flight fast path needs.
+#[derive(Debug, Clone, Copy)]
+struct Glide<'t> {
+    /// `can_start[b]`: byte `b` can start a delimiter watched in the current state.
+    can_start: &'t [bool; 256],
+    /// The scanner with the candidate, and its pattern.
+    scanner: usize,
+    pat: &'t super::pattern::Pattern,
 }
 
 /// What the feed fast path needs, resolved once when it becomes available.
@@ -98,11 +118,13 @@ impl<'t> ResponseParser<'t> {
             skipped_to: 0,
             no_empty: None,
             out: tpl.defaults.clone(),
+            pending: Vec::new(),
             present: vec![false; tpl.fields.len()],
             initial: Vec::new(),
             finished: false,
             quiet,
             fast: None,
+            glide: None,
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -138,6 +160,11 @@ impl<'t> ResponseParser<'t> {
                 return Ok(());
             }
         }
+        if let Some(glide) = self.glide {
+            if chunk.len() <= 64 && self.feed_glide(glide, chunk) {
+                return Ok(());
+            }
+        }
         self.feed_slow(chunk, events)
     }
 
@@ -151,6 +178,7 @@ impl<'t> ResponseParser<'t> {
             ));
         }
         self.fast = None;
+        self.glide = None;
         self.push(chunk, false, events).map_err(|e| {
             self.finished = true;
             e.with_kind(ErrorKind::Feed)
@@ -168,6 +196,7 @@ impl<'t> ResponseParser<'t> {
         }
         self.finished = true;
         self.fast = None;
+        self.glide = None;
         let mut events = Vec::new();
         self.finish(&mut events)
             .map_err(|e| e.with_kind(ErrorKind::Finalize))?;
@@ -202,11 +231,39 @@ impl<'t> ResponseParser<'t> {
         }
     }
 
+    /// The in-flight fast path: one match attempt is in flight (a single candidate of one
+    /// scanner, every other scanner idle) and no byte of `chunk` can start a delimiter. If
+    /// the candidate steps over all of `chunk` through ordinary states that can still extend,
+    /// nothing is decided and no text can be handed out (it is all held back behind the
+    /// candidate): the chunk is only appended. Returns `false`, changing nothing, otherwise.
+    #[inline]
+    fn feed_glide(&mut self, glide: Glide<'t>, chunk: &str) -> bool {
+        let bytes = chunk.as_bytes();
+        if bytes.iter().any(|b| glide.can_start[usize::from(*b)]) {
+            return false;
+        }
+        let Some(sc) = self.scanners.get_mut(glide.scanner) else {
+            return false;
+        };
+        if !sc.glide_all(glide.pat, bytes) {
+            return false;
+        }
+        self.buf.push_str(chunk);
+        // The idle scanners cannot start anything in `chunk` either.
+        self.skipped_to = self.base + self.buf.len();
+        true
+    }
+
     fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
         self.push("", true, events)?;
         if let Some(f) = self.region.take() {
             let offset = self.base + self.buf.len();
             self.close_region(f, Vec::new(), offset, events)?;
+        }
+        for (f, value, present) in std::mem::take(&mut self.pending) {
+            let value = Arc::try_unwrap(value).unwrap_or_else(|shared| (*shared).clone());
+            self.store(f, value, present)
+                .map_err(|m| Error::new(ErrorKind::Finalize, m))?;
         }
         let missing: Vec<&str> = self
             .tpl
@@ -241,8 +298,11 @@ impl<'t> ResponseParser<'t> {
             .watches
             .get(self.watch)
             .map_or(0, |w| w.items.len());
-        self.scanners.clear();
-        self.scanners.resize(n, Scanner::new(self.scan_pos));
+        // Reset in place: keeps each scanner's candidate list allocated across delimiters.
+        self.scanners.truncate(n);
+        let pos = self.scan_pos;
+        self.scanners.iter_mut().for_each(|s| s.reset(pos));
+        self.scanners.resize_with(n, || Scanner::new(pos));
         self.skipped_to = self.scan_pos;
     }
 
@@ -548,10 +608,18 @@ impl<'t> ResponseParser<'t> {
         if !self.tools.is_empty() {
             value = coerce_tool_calls(&value, &self.tools);
         }
-        if self.quiet {
-            return self.store(f, value, &fail);
+        let present = self.present.get(f).copied().unwrap_or(false);
+        if let Some(p) = self.present.get_mut(f) {
+            *p = true;
         }
-        self.store(f, value.clone(), &fail)?;
+        if self.quiet {
+            return self.store(f, value, present).map_err(fail);
+        }
+        if field.join.is_some() && !value.is_string() {
+            return Err(fail(join_error(&field.name, &value)));
+        }
+        let value = Arc::new(value);
+        self.pending.push((f, Arc::clone(&value), present));
         events.push(Event::RegionClose {
             field: &field.name,
             value,
@@ -559,19 +627,16 @@ impl<'t> ResponseParser<'t> {
         Ok(())
     }
 
-    /// Records one region's value in the output (`join`, `repeats`, or overwrite).
-    fn store(&mut self, f: usize, value: Value, fail: &dyn Fn(String) -> Error) -> Result<()> {
+    /// Records one region's value in the output (`join`, `repeats`, or overwrite); `present`:
+    /// whether the field had a value before this one.
+    fn store(&mut self, f: usize, value: Value, present: bool) -> std::result::Result<(), String> {
         let Some(field) = self.tpl.fields.get(f) else {
             return Ok(());
         };
-        let present = self.present.get(f).copied().unwrap_or(false);
         let name = field.name.as_str();
         if let Some(sep) = &field.join {
             let Value::String(s) = value else {
-                return Err(fail(format!(
-                    "Field '{name}': 'join' requires each match to parse to a string, got {}.",
-                    super::util::py_type(&value)
-                )));
+                return Err(join_error(name, &value));
             };
             match self.out.get_mut(name) {
                 Some(Value::String(prev)) if present => {
@@ -609,15 +674,18 @@ impl<'t> ResponseParser<'t> {
                 }
             }
         }
-        if let Some(p) = self.present.get_mut(f) {
-            *p = true;
-        }
         Ok(())
     }
 
-    /// Whether the next small feed may take [`feed_fast`](ResponseParser::feed_fast).
+    /// Whether the next small feed may take [`feed_fast`](ResponseParser::feed_fast) or
+    /// [`feed_glide`](ResponseParser::feed_glide).
     fn update_fast(&mut self) {
         self.fast = None;
+        self.glide = None;
+        if !self.finished && !self.quiet && !self.all_idle {
+            self.update_glide();
+            return;
+        }
         if self.finished
             || self.quiet
             || !self.all_idle
@@ -641,6 +709,31 @@ impl<'t> ResponseParser<'t> {
         self.fast = Some(Fast {
             can_start: ws.table(),
             field,
+        });
+    }
+
+    /// Sets up [`feed_glide`](ResponseParser::feed_glide) when exactly one scanner is in
+    /// flight, with a single candidate, and has scanned all of the buffer.
+    fn update_glide(&mut self) {
+        let end = self.base + self.buf.len();
+        let mut busy = self.scanners.iter().enumerate().filter(|(_, s)| !s.idle());
+        let (Some((index, sc)), None) = (busy.next(), busy.next()) else {
+            return;
+        };
+        if !sc.single() || sc.pos() != end {
+            return;
+        }
+        let tpl: &'t ResponseTemplate = self.tpl;
+        let Some(ws) = tpl.watches.get(self.watch) else {
+            return;
+        };
+        let Some(pat) = ws.items.get(index).and_then(|w| tpl.pattern(*w)) else {
+            return;
+        };
+        self.glide = Some(Glide {
+            can_start: ws.table(),
+            scanner: index,
+            pat,
         });
     }
 
@@ -676,6 +769,14 @@ impl<'t> ResponseParser<'t> {
         self.buf.drain(..cut);
         self.base += cut;
     }
+}
+
+/// The error for a `join` field whose value is not a string.
+fn join_error(name: &str, value: &Value) -> String {
+    format!(
+        "Field '{name}': 'join' requires each match to parse to a string, got {}.",
+        super::util::py_type(value)
+    )
 }
 
 /// `compact` does nothing while less than this much text has been handed out.
