@@ -7,17 +7,27 @@ use super::{CallIdMarkers, CallIdPosition};
 
 /// The call-id markers of `one`, given where the arguments start and end. Returns the markers
 /// and the text between the function name and the arguments that is not part of the id (the
-/// function name suffix).
-pub fn analyze(one: &str, layout: &CallLayout, args_start: usize) -> (CallIdMarkers, String) {
+/// function name suffix). Fails when the id, the name and the arguments overlap or are out of
+/// order in a way no call layout has (hostile templates can render that).
+pub fn analyze(
+    one: &str,
+    layout: &CallLayout,
+    args_start: usize,
+) -> Result<(CallIdMarkers, String), String> {
+    let slice = |from: usize, to: usize| {
+        one.get(from..to).ok_or_else(|| {
+            format!("the call id, function name and arguments overlap (bytes {from}..{to})")
+        })
+    };
     let name_end = layout.name.1;
     let Some(id) = layout.id else {
-        return (
+        return Ok((
             CallIdMarkers::default(),
-            one[name_end..args_start].to_owned(),
-        );
+            slice(name_end, args_start)?.to_owned(),
+        ));
     };
     if id.1 <= layout.name.0 {
-        let gap = &one[id.1..layout.name.0];
+        let gap = slice(id.1, layout.name.0)?;
         let name_prefix = element_prefix(gap);
         let markers = CallIdMarkers {
             position: CallIdPosition::PreFuncName,
@@ -25,27 +35,27 @@ pub fn analyze(one: &str, layout: &CallLayout, args_start: usize) -> (CallIdMark
             suffix: gap[..gap.len() - name_prefix.len()].to_owned(),
             counter: false,
         };
-        return (markers, one[name_end..args_start].to_owned());
+        return Ok((markers, slice(name_end, args_start)?.to_owned()));
     }
     if id.1 <= args_start {
-        let gap = &one[name_end..id.0];
+        let gap = slice(name_end, id.0)?;
         let prefix = element_prefix(gap);
         let markers = CallIdMarkers {
             position: CallIdPosition::BetweenFuncAndArgs,
             prefix: prefix.to_owned(),
-            suffix: one[id.1..args_start].to_owned(),
+            suffix: slice(id.1, args_start)?.to_owned(),
             counter: false,
         };
-        return (markers, gap[..gap.len() - prefix.len()].to_owned());
+        return Ok((markers, gap[..gap.len() - prefix.len()].to_owned()));
     }
-    let gap = &one[layout.args_end()..id.0];
+    let gap = slice(layout.args_end(), id.0)?;
     let markers = CallIdMarkers {
         position: CallIdPosition::PostArgs,
         prefix: element_prefix(gap).to_owned(),
         suffix: String::new(),
         counter: false,
     };
-    (markers, one[name_end..args_start].to_owned())
+    Ok((markers, slice(name_end, args_start)?.to_owned()))
 }
 
 /// When two calls differ between name and arguments only by a number (`:0` vs `:1`), the

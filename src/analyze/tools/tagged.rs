@@ -119,7 +119,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
             (ArgumentMarkers::default(), j.start, Some(json))
         }
     };
-    let (mut call_id, mut name_suffix) = call_id::analyze(one, layout, args_start);
+    let (mut call_id, mut name_suffix) = call_id::analyze(one, layout, args_start)?;
 
     let split = match two {
         Some(two) => {
