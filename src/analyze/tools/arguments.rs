@@ -119,9 +119,19 @@ fn strings_quoted(after: &str, number: &str, opening: &str, markers: &mut Argume
         return false;
     };
     let suffix = &markers.value_suffix;
+    // What the number leaves of the value suffix must be followed by the second argument.
+    let next = format!(
+        "{}{}{}",
+        markers.separator,
+        markers.name_prefix,
+        ProbeSet::PRIMARY.arg_second
+    );
     let Some(close_len) = (0..=suffix.len())
         .filter(|k| suffix.is_char_boundary(*k))
-        .find(|k| rest.starts_with(&suffix[*k..]))
+        .find(|k| {
+            rest.strip_prefix(&suffix[*k..])
+                .is_some_and(|r| r.starts_with(&next))
+        })
     else {
         return false;
     };
