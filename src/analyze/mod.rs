@@ -47,7 +47,7 @@ pub use reasoning::{
 };
 pub use tools::{
     ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, NonStringValues,
-    ToolAnalysis, ToolFormat,
+    ToolAnalysis, ToolFormat, TypedValueMarkers,
 };
 
 use compare::Renderer;

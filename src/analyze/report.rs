@@ -145,6 +145,11 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
             line(out, "string value close", &show(&a.string_close));
         }
         line(out, "non-string values", &enum_name(&a.non_string_values));
+        if let Some(n) = &a.non_string {
+            line(out, "json arg name suffix", &show(&n.name_suffix));
+            line(out, "json arg value prefix", &show(&n.value_prefix));
+            line(out, "json arg value suffix", &show(&n.value_suffix));
+        }
     }
     if let Some(j) = t
         .json

@@ -376,10 +376,41 @@ fn typed_attributes_are_reported() {
         ),
         "",
     );
+    let args = &tools(&a).arguments;
+    assert_eq!(args.non_string_values, NonStringValues::Typed);
+    assert_eq!(args.name_suffix, "\" string=\"true\">");
+    let typed = args.non_string.as_ref().expect("typed markers");
     assert_eq!(
-        tools(&a).arguments.non_string_values,
-        NonStringValues::Different
+        (
+            typed.name_suffix.as_str(),
+            typed.value_prefix.as_str(),
+            typed.value_suffix.as_str()
+        ),
+        ("\" string=\"false\">", "", "</param>")
     );
+    assert_eq!(a.unsupported_reason(Part::Tools), None);
+    assert!(a
+        .preserved_tokens
+        .iter()
+        .any(|t| t == "\" string=\"false\">"));
+}
+
+#[test]
+fn typed_values_in_another_place_stay_unsupported() {
+    // Non-string arguments render after all string ones: the markers cannot be read from the
+    // gaps, so only string arguments are expressed.
+    let a = run(
+        &calls(
+            "<invoke name=\"{{ c.function.name }}\">{% for k, v in c.function.arguments.items() %}\
+             {% if v is string %}<param name=\"{{ k }}\">{{ v }}</param>{% endif %}{% endfor %}\
+             {% for k, v in c.function.arguments.items() %}{% if v is not string %}\
+             <json name=\"{{ k }}\">{{ v | tojson }}</json>{% endif %}{% endfor %}</invoke>",
+        ),
+        "",
+    );
+    let args = &tools(&a).arguments;
+    assert_eq!(args.non_string_values, NonStringValues::Different);
+    assert_eq!(args.non_string, None);
     assert!(a.unsupported_reason(Part::Tools).is_some());
 }
 

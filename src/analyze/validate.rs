@@ -14,6 +14,9 @@ use super::tools::json_scan::json_at;
 use super::tools::{call_text, CallIdPosition, JsonLayout, ToolAnalysis, ToolFormat};
 use super::{Analysis, ContentAnalysis, ContentMode, Part, ReasoningAnalysis};
 
+/// The number value of the typed-marker check (not the analysis's probe number).
+const CHECK_NUMBER: u64 = 8642;
+
 /// Validates `analysis` in place.
 pub fn validate(
     renderer: &Renderer<'_>,
@@ -159,6 +162,12 @@ fn check_tools(
     if t.parallel_calls {
         sets.push(vec![Call::first(c, 2), Call::second(c, 2)]);
     }
+    if t.arguments.non_string.is_some() {
+        // Typed markers: a number then a string argument, with other values than the probes.
+        let mut call = Call::first(c, 2);
+        call.args[0].1 = Value::from(CHECK_NUMBER);
+        sets.push(vec![call]);
+    }
     let check_base = Scenario {
         probes: ProbeSet::CHECK,
         ..base.clone()
@@ -228,13 +237,23 @@ fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
                     if j > 0 {
                         args.push_str(&a.separator);
                     }
-                    let value = match v {
-                        Value::String(v) => format!("{}{v}{}", a.string_open, a.string_close),
-                        v => v.to_string(),
+                    let (value, (name_suffix, value_prefix, value_suffix)) = match v {
+                        Value::String(v) => (
+                            format!("{}{v}{}", a.string_open, a.string_close),
+                            (&a.name_suffix, &a.value_prefix, &a.value_suffix),
+                        ),
+                        v => (
+                            v.to_string(),
+                            a.non_string
+                                .as_ref()
+                                .map_or((&a.name_suffix, &a.value_prefix, &a.value_suffix), |n| {
+                                    (&n.name_suffix, &n.value_prefix, &n.value_suffix)
+                                }),
+                        ),
                     };
                     args.push_str(&format!(
-                        "{}{k}{}{}{value}{}",
-                        a.name_prefix, a.name_suffix, a.value_prefix, a.value_suffix
+                        "{}{k}{name_suffix}{value_prefix}{value}{value_suffix}",
+                        a.name_prefix
                     ));
                 }
                 args.push_str(&a.end);

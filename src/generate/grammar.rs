@@ -30,7 +30,7 @@
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
 //! `tool_arg_value` (raw value text; string vs JSON is decided from the tool's schema).
 
-use crate::analyze::{CallIdPosition, NonStringValues, ToolAnalysis, ToolFormat};
+use crate::analyze::{CallIdPosition, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
 use super::format::{ChannelFormat, TurnFormat};
@@ -73,6 +73,11 @@ pub mod tags {
     pub const TOOL_ARG_NAME: &str = "tool_arg_name";
     /// A tagged argument's raw value.
     pub const TOOL_ARG_VALUE: &str = "tool_arg_value";
+    /// A tagged argument's raw value written with the string markers of a format whose
+    /// non-string values have their own markers: always a string.
+    pub const TOOL_ARG_STRING: &str = "tool_arg_string";
+    /// A tagged argument's JSON value written with the non-string markers.
+    pub const TOOL_ARG_JSON: &str = "tool_arg_json";
 }
 
 /// A built grammar and the markers that start anything but plain content.
@@ -663,45 +668,79 @@ impl Gen<'_> {
             stops.extend(args_end.iter().copied().filter(|m| *m != core));
             b.until_one_of(stops)
         };
-        let suffix_core = a.name_suffix.trim();
-        let typed_suffix =
-            a.non_string_values == NonStringValues::Different && suffix_core.chars().count() >= 2;
-        let (arg_name, name_suffix) = if typed_suffix {
-            // Non-string values change the name suffix (a type attribute): the name ends at
-            // the suffix's first character, the suffix runs to its last one.
-            let first = &suffix_core[..suffix_core.chars().next().map_or(0, char::len_utf8)];
-            let last = &suffix_core
-                [suffix_core.len() - suffix_core.chars().next_back().map_or(0, char::len_utf8)..];
-            (
-                name_until(first),
-                b.seq([b.literal(first), b.until(last), b.literal(last)]),
-            )
-        } else if a.value_prefix.trim().is_empty() {
-            (
-                name_until(&a.name_suffix),
-                self.lit_exact_after(&a.name_suffix),
+        let value_markers = |name_suffix: &str, value_prefix: &str, value: Parser, suffix: &str| {
+            let name_suffix = if value_prefix.trim().is_empty() {
+                self.lit_exact_after(name_suffix)
+            } else {
+                self.lit(name_suffix)
+            };
+            b.seq([
+                name_suffix,
+                self.lit_exact_after(value_prefix),
+                value,
+                self.lit_before(suffix),
+            ])
+        };
+        let arg = if let Some(n) = &a.non_string {
+            // Typed markers: the name ends at either name suffix; the string variant holds a
+            // raw string, the non-string variant a JSON value.
+            let mut stops = marker_set([a.name_suffix.as_str(), n.name_suffix.as_str()]);
+            for marker in [a.name_suffix.as_str(), n.name_suffix.as_str()] {
+                let (core, exact) = (marker.trim(), marker.trim_end());
+                if exact != core && !exact.is_empty() && !stops.contains(&exact) {
+                    stops.insert(0, exact);
+                }
+            }
+            for m in args_end.iter().copied() {
+                if !stops.contains(&m) {
+                    stops.push(m);
+                }
+            }
+            let string = value_markers(
+                &a.name_suffix,
+                &a.value_prefix,
+                b.tag(tags::TOOL_ARG_STRING, self.until_marker(&value_end)),
+                &a.value_suffix,
+            );
+            let json = value_markers(
+                &n.name_suffix,
+                &n.value_prefix,
+                b.tag(tags::TOOL_ARG_JSON, b.seq([b.space(), b.json()])),
+                &n.value_suffix,
+            );
+            b.tag(
+                tags::TOOL_ARG,
+                b.seq([
+                    self.lit(&a.name_prefix),
+                    b.tag(tags::TOOL_ARG_NAME, b.until_one_of(stops)),
+                    b.choice([string, json]),
+                ]),
             )
         } else {
-            (name_until(&a.name_suffix), self.lit(&a.name_suffix))
+            let name_suffix = if a.value_prefix.trim().is_empty() {
+                self.lit_exact_after(&a.name_suffix)
+            } else {
+                self.lit(&a.name_suffix)
+            };
+            b.tag(
+                tags::TOOL_ARG,
+                b.seq([
+                    self.lit(&a.name_prefix),
+                    b.tag(tags::TOOL_ARG_NAME, name_until(&a.name_suffix)),
+                    name_suffix,
+                    self.lit_exact_after(&a.value_prefix),
+                    if self.literal_values {
+                        b.tag(
+                            tags::TOOL_ARG_VALUE,
+                            self.literal_value(&a.string_open, &a.string_close),
+                        )
+                    } else {
+                        b.tag(tags::TOOL_ARG_VALUE, self.until_marker(&value_end))
+                    },
+                    self.lit_before(&a.value_suffix),
+                ]),
+            )
         };
-        let arg = b.tag(
-            tags::TOOL_ARG,
-            b.seq([
-                self.lit(&a.name_prefix),
-                b.tag(tags::TOOL_ARG_NAME, arg_name),
-                name_suffix,
-                self.lit_exact_after(&a.value_prefix),
-                if self.literal_values {
-                    b.tag(
-                        tags::TOOL_ARG_VALUE,
-                        self.literal_value(&a.string_open, &a.string_close),
-                    )
-                } else {
-                    b.tag(tags::TOOL_ARG_VALUE, self.until_marker(&value_end))
-                },
-                self.lit_before(&a.value_suffix),
-            ]),
-        );
         let sep = if a.separator.trim().is_empty() {
             b.space()
         } else {

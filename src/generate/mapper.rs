@@ -39,8 +39,20 @@ enum Kind {
     Args,
     Arg,
     ArgName,
-    ArgValue,
+    ArgValue(Typed),
     Other,
+}
+
+/// What decides how a tagged value is written: the tool's schema, or the markers the value
+/// was written with (formats whose non-string values have their own markers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Typed {
+    /// The parameter's schema.
+    Schema,
+    /// String markers: a string.
+    String,
+    /// Non-string markers: JSON.
+    Json,
 }
 
 impl Kind {
@@ -54,7 +66,9 @@ impl Kind {
             tags::TOOL_ARGS => Kind::Args,
             tags::TOOL_ARG => Kind::Arg,
             tags::TOOL_ARG_NAME => Kind::ArgName,
-            tags::TOOL_ARG_VALUE => Kind::ArgValue,
+            tags::TOOL_ARG_VALUE => Kind::ArgValue(Typed::Schema),
+            tags::TOOL_ARG_STRING => Kind::ArgValue(Typed::String),
+            tags::TOOL_ARG_JSON => Kind::ArgValue(Typed::Json),
             _ => Kind::Other,
         }
     }
@@ -135,6 +149,8 @@ impl<'t> Mapper<'t> {
             tags::TOOL_ARG,
             tags::TOOL_ARG_NAME,
             tags::TOOL_ARG_VALUE,
+            tags::TOOL_ARG_STRING,
+            tags::TOOL_ARG_JSON,
         ]
         .into_iter()
         .filter_map(|t| grammar.tag_id(t).map(|id| (id, Kind::of(t))))
@@ -361,9 +377,9 @@ impl<'t> Mapper<'t> {
                 }
                 end
             }
-            Kind::ArgValue => {
+            Kind::ArgValue(typed) => {
                 if from == open.start {
-                    self.start_value(piece);
+                    self.start_value(piece, typed);
                 }
                 match self.value_mode {
                     ValueMode::String => {
@@ -430,7 +446,23 @@ impl<'t> Mapper<'t> {
         }
     }
 
-    fn start_value(&mut self, first: &str) {
+    fn start_value(&mut self, first: &str, typed: Typed) {
+        match typed {
+            Typed::Schema => {}
+            Typed::String => {
+                self.builder.open_string_value();
+                self.value_mode = ValueMode::String;
+                return;
+            }
+            Typed::Json => {
+                self.value_mode = if first.trim_start().starts_with(['{', '[']) {
+                    ValueMode::Stream
+                } else {
+                    ValueMode::Whole
+                };
+                return;
+            }
+        }
         let schema = self
             .tools
             .iter()
@@ -485,9 +517,9 @@ impl<'t> Mapper<'t> {
                 self.call_has_args = true;
                 self.value_mode = ValueMode::Whole;
             }
-            Kind::ArgValue => {
+            Kind::ArgValue(typed) => {
                 if open.pushed == open.start && raw.is_empty() {
-                    self.start_value(raw);
+                    self.start_value(raw, typed);
                 }
                 if self.value_mode == ValueMode::Literal {
                     let (open, close) = self.literal_quotes.clone().unwrap_or_default();

@@ -6,7 +6,7 @@ use crate::analyze::markers::{
 };
 
 use super::layout::CallLayout;
-use super::{ArgumentMarkers, NonStringValues};
+use super::{ArgumentMarkers, NonStringValues, TypedValueMarkers};
 use crate::analyze::scenario::{ProbeSet, NUMBER_VALUE};
 
 /// The argument markers, and where the argument region starts in `one`.
@@ -71,20 +71,73 @@ pub fn check_non_string(text: &str, markers: &mut ArgumentMarkers) {
         return;
     }
     markers.non_string_values = NonStringValues::Different;
-    let matched = crate::diff::common_prefix_len(&opening, after);
-    let Some(rest) = after[matched..].strip_prefix(number.as_str()) else {
+    if strings_quoted(after, &number, &opening, markers) {
         return;
+    }
+    if let Some(typed) = typed_markers(after, &number, markers) {
+        markers.non_string = Some(typed);
+        markers.non_string_values = NonStringValues::Typed;
+    }
+}
+
+/// The non-string markers of a call whose first argument's value is `number` (`after`: the
+/// text right after the first argument's name): what sits between the name and the number
+/// splits into name suffix and value prefix like the string markers do; the value suffix
+/// runs to the separator and name prefix of the second (string) argument. `None` when the
+/// text does not have that shape.
+fn typed_markers(
+    after: &str,
+    number: &str,
+    markers: &ArgumentMarkers,
+) -> Option<TypedValueMarkers> {
+    let at = after.find(number)?;
+    let gap = &after[..at];
+    let rest = &after[at + number.len()..];
+    let second = rest.find(ProbeSet::PRIMARY.arg_second)?;
+    let between = rest[..second]
+        .strip_suffix(markers.name_prefix.as_str())?
+        .strip_suffix(markers.separator.as_str())?;
+    let value_prefix = trailing_open_marker(gap)
+        .or_else(|| trailing_marker(gap))
+        .unwrap_or("");
+    let name_suffix = &gap[..gap.len() - value_prefix.len()];
+    if name_suffix.trim().is_empty() && value_prefix.trim().is_empty() {
+        return None;
+    }
+    Some(TypedValueMarkers {
+        name_suffix: name_suffix.to_owned(),
+        value_prefix: value_prefix.to_owned(),
+        value_suffix: between.to_owned(),
+    })
+}
+
+/// Explains a non-string render by extra quotes around strings (`'`, `<|"|>`): moves them
+/// from the string markers to `string_open`/`string_close` and returns true.
+fn strings_quoted(after: &str, number: &str, opening: &str, markers: &mut ArgumentMarkers) -> bool {
+    let matched = crate::diff::common_prefix_len(opening, after);
+    let Some(rest) = after[matched..].strip_prefix(number) else {
+        return false;
     };
     let suffix = &markers.value_suffix;
+    // What the number leaves of the value suffix must be followed by the second argument.
+    let next = format!(
+        "{}{}{}",
+        markers.separator,
+        markers.name_prefix,
+        ProbeSet::PRIMARY.arg_second
+    );
     let Some(close_len) = (0..=suffix.len())
         .filter(|k| suffix.is_char_boundary(*k))
-        .find(|k| rest.starts_with(&suffix[*k..]))
+        .find(|k| {
+            rest.strip_prefix(&suffix[*k..])
+                .is_some_and(|r| r.starts_with(&next))
+        })
     else {
-        return;
+        return false;
     };
     let open = &opening[matched..];
     if open.is_empty() && close_len == 0 {
-        return;
+        return false;
     }
     // The extra quote comes off the end of name suffix + value prefix and the start of the
     // value suffix.
@@ -100,4 +153,5 @@ pub fn check_non_string(text: &str, markers: &mut ArgumentMarkers) {
         .name_suffix
         .truncate(markers.name_suffix.len() - from_name);
     markers.non_string_values = NonStringValues::StringsQuoted;
+    true
 }

@@ -91,20 +91,41 @@ pub struct ArgumentMarkers {
     pub string_close: String,
     /// How a non-string value renders.
     pub non_string_values: NonStringValues,
+    /// The markers of non-string (JSON) values when they differ from the string markers
+    /// ([`NonStringValues::Typed`]): e.g. a type attribute in the name suffix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_string: Option<TypedValueMarkers>,
+}
+
+/// The markers of a tagged argument whose value is not a string, when they differ from the
+/// string markers; the name prefix and the separator are shared. The value is JSON text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypedValueMarkers {
+    /// Text after an argument name (`" string="false">`).
+    pub name_suffix: String,
+    /// Text before a value.
+    pub value_prefix: String,
+    /// Text after a value.
+    pub value_suffix: String,
 }
 
 impl ArgumentMarkers {
-    /// The structural markers (container, name, value, separator), possibly empty.
-    pub fn markers(&self) -> [&str; 7] {
-        [
-            &self.start,
+    /// The structural markers (container, name, value, separator, and the non-string
+    /// variants when present), possibly empty.
+    pub fn markers(&self) -> Vec<&str> {
+        let mut markers = vec![
+            self.start.as_str(),
             &self.end,
             &self.name_prefix,
             &self.name_suffix,
             &self.value_prefix,
             &self.value_suffix,
             &self.separator,
-        ]
+        ];
+        if let Some(n) = &self.non_string {
+            markers.extend([n.name_suffix.as_str(), &n.value_prefix, &n.value_suffix]);
+        }
+        markers
     }
 }
 
@@ -119,8 +140,11 @@ pub enum NonStringValues {
     SameMarkers,
     /// Bare JSON text; strings add `string_open`/`string_close`.
     StringsQuoted,
-    /// With other markers (e.g. a type attribute): only string arguments are expressed.
+    /// With other markers (e.g. a type attribute) that could not be derived: only string
+    /// arguments are expressed.
     Different,
+    /// With other markers, given in [`ArgumentMarkers::non_string`], as JSON text.
+    Typed,
 }
 
 /// Call id position and markers.
