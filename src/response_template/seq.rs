@@ -92,6 +92,20 @@ impl SeqMatcher {
         self.run(0, hay, start, slots, &mut budget)
     }
 
+    /// The first byte of the literal that op `i + 1` (or, past group boundaries, the next op
+    /// that consumes text) requires, if it is a literal: a repetition at op `i` can end only
+    /// where that byte is.
+    fn next_lit_byte(&self, i: usize) -> Option<u8> {
+        self.ops
+            .iter()
+            .skip(i + 1)
+            .find(|op| !matches!(op, Op::Open(_) | Op::Close(_)))
+            .and_then(|op| match op {
+                Op::Lit(lit) => lit.first().copied(),
+                _ => None,
+            })
+    }
+
     fn run(
         &self,
         i: usize,
@@ -134,11 +148,15 @@ impl SeqMatcher {
                         .get(..limit)
                         .map_or(0, |r| r.iter().position(|b| !member(b)).unwrap_or(limit));
                     spend(budget, run)?;
+                    let first = self.next_lit_byte(i);
                     let mut k = run;
                     while k >= *min {
                         spend(budget, 1)?;
-                        if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
-                            return Ok(Some(end));
+                        // A literal must follow: only where its first byte is can it match.
+                        if first.is_none_or(|f| rest.get(k) == Some(&f)) {
+                            if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
+                                return Ok(Some(end));
+                            }
                         }
                         if k == 0 {
                             break;
@@ -154,10 +172,14 @@ impl SeqMatcher {
                             _ => return Ok(None),
                         }
                     }
+                    let first = self.next_lit_byte(i);
                     loop {
                         spend(budget, 1)?;
-                        if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
-                            return Ok(Some(end));
+                        // A literal must follow: only where its first byte is can it match.
+                        if first.is_none_or(|f| rest.get(k) == Some(&f)) {
+                            if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
+                                return Ok(Some(end));
+                            }
                         }
                         match rest.get(k) {
                             Some(b) if k < *max && member(b) => k += 1,
