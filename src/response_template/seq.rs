@@ -40,6 +40,10 @@ enum Op {
 #[derive(Debug, Clone)]
 pub(crate) struct SeqMatcher {
     ops: Vec<Op>,
+    /// By op index: the bytes that can come right after a repetition at that op (the first
+    /// bytes of what follows), or `None` when what follows can be empty (any end will do).
+    /// A repetition tries to end only before one of them.
+    follow: Vec<Option<u128>>,
     /// One more than the highest group index.
     groups: usize,
 }
@@ -71,7 +75,12 @@ impl SeqMatcher {
             })
             .max()
             .unwrap_or(0);
-        Some(SeqMatcher { ops, groups })
+        let follow = (0..ops.len()).map(|i| follow_set(&ops, i + 1)).collect();
+        Some(SeqMatcher {
+            ops,
+            follow,
+            groups,
+        })
     }
 
     /// Slots for [`SeqMatcher::exec`].
@@ -90,20 +99,6 @@ impl SeqMatcher {
         slots.iter_mut().for_each(|s| *s = None);
         let mut budget = 256 + 4 * hay.len().saturating_sub(start);
         self.run(0, hay, start, slots, &mut budget)
-    }
-
-    /// The first byte of the literal that op `i + 1` (or, past group boundaries, the next op
-    /// that consumes text) requires, if it is a literal: a repetition at op `i` can end only
-    /// where that byte is.
-    fn next_lit_byte(&self, i: usize) -> Option<u8> {
-        self.ops
-            .iter()
-            .skip(i + 1)
-            .find(|op| !matches!(op, Op::Open(_) | Op::Close(_)))
-            .and_then(|op| match op {
-                Op::Lit(lit) => lit.first().copied(),
-                _ => None,
-            })
     }
 
     fn run(
@@ -148,12 +143,12 @@ impl SeqMatcher {
                         .get(..limit)
                         .map_or(0, |r| r.iter().position(|b| !member(b)).unwrap_or(limit));
                     spend(budget, run)?;
-                    let first = self.next_lit_byte(i);
+                    let follow = self.follow.get(i).copied().flatten();
                     let mut k = run;
                     while k >= *min {
                         spend(budget, 1)?;
-                        // A literal must follow: only where its first byte is can it match.
-                        if first.is_none_or(|f| rest.get(k) == Some(&f)) {
+                        // What follows needs a byte of `follow` here.
+                        if follow.is_none_or(|f| rest.get(k).is_some_and(|b| member_of(f, *b))) {
                             if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
                                 return Ok(Some(end));
                             }
@@ -172,11 +167,11 @@ impl SeqMatcher {
                             _ => return Ok(None),
                         }
                     }
-                    let first = self.next_lit_byte(i);
+                    let follow = self.follow.get(i).copied().flatten();
                     loop {
                         spend(budget, 1)?;
-                        // A literal must follow: only where its first byte is can it match.
-                        if first.is_none_or(|f| rest.get(k) == Some(&f)) {
+                        // What follows needs a byte of `follow` here.
+                        if follow.is_none_or(|f| rest.get(k).is_some_and(|b| member_of(f, *b))) {
                             if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
                                 return Ok(Some(end));
                             }
@@ -190,6 +185,35 @@ impl SeqMatcher {
             }
         }
     }
+}
+
+/// Whether ASCII set `set` holds `b`.
+fn member_of(set: u128, b: u8) -> bool {
+    b < 128 && (set >> b) & 1 == 1
+}
+
+/// The bytes that can begin the text matched by `ops[from..]`, or `None` if that text can be
+/// empty.
+fn follow_set(ops: &[Op], from: usize) -> Option<u128> {
+    let mut set = 0u128;
+    for op in ops.get(from..).unwrap_or(&[]) {
+        match op {
+            Op::Open(_) | Op::Close(_) => {}
+            Op::Lit(lit) => match lit.first() {
+                Some(&b) if b < 128 => return Some(set | 1u128 << b),
+                // A non-ASCII literal never matches an ASCII haystack; stay exact.
+                Some(_) => return Some(set),
+                None => {}
+            },
+            Op::Rep { set: s, min, .. } => {
+                set |= s;
+                if *min > 0 {
+                    return Some(set);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Takes `n` from the budget.
