@@ -54,7 +54,9 @@
 //! (literals, class repetitions, groups: no alternation or look-around, as delimiters and tag
 //! patterns nearly always are) read their groups with no regex engine, by a small
 //! backtracker derived from the pattern's syntax tree (a few instructions per byte, with a
-//! work budget past which the engines take over); other ASCII spans use a program compiled
+//! work budget past which the engines take over; a repetition tries to end only before a byte
+//! that what follows it can begin with, so `.*?</parameter>` tries one end per `<`, not one
+//! per byte); other ASCII spans use a program compiled
 //! without Unicode classes (the same groups, from an NFA a fraction of the size). `xml-inline`
 //! tag patterns that need no backtracking run the same way (or on the automata engines),
 //! anchored at each byte that can begin a match. A streaming parser shares each region's value between

@@ -545,7 +545,8 @@ impl AutoTag {
             Some(ascii) if hay.is_ascii() => ascii,
             _ => &self.regex,
         };
-        let mut caps = regex.create_captures();
+        // Created on first use: the sequence matcher usually answers every position.
+        let mut caps: Option<regex_automata::util::captures::Captures> = None;
         let group = |caps: &regex_automata::util::captures::Captures, i: usize| {
             caps.get_group(i)
                 .and_then(|span| hay.get(span.range()))
@@ -581,10 +582,11 @@ impl AutoTag {
                         Some(Err(_)) | None => {}
                     }
                     let input = Input::new(hay).range(pos..).anchored(Anchored::Yes);
-                    regex.search_captures(&input, &mut caps);
+                    let caps = caps.get_or_insert_with(|| regex.create_captures());
+                    regex.search_captures(&input, caps);
                     match caps.get_match() {
                         Some(m) if m.end() > pos => {
-                            out.push((group(&caps, self.key), group(&caps, self.value)));
+                            out.push((group(caps, self.key), group(caps, self.value)));
                             at = m.end();
                         }
                         _ => at = pos + 1,

@@ -40,6 +40,10 @@ enum Op {
 #[derive(Debug, Clone)]
 pub(crate) struct SeqMatcher {
     ops: Vec<Op>,
+    /// By op index: the bytes that can come right after a repetition at that op (the first
+    /// bytes of what follows), or `None` when what follows can be empty (any end will do).
+    /// A repetition tries to end only before one of them.
+    follow: Vec<Option<u128>>,
     /// One more than the highest group index.
     groups: usize,
 }
@@ -71,7 +75,12 @@ impl SeqMatcher {
             })
             .max()
             .unwrap_or(0);
-        Some(SeqMatcher { ops, groups })
+        let follow = (0..ops.len()).map(|i| follow_set(&ops, i + 1)).collect();
+        Some(SeqMatcher {
+            ops,
+            follow,
+            groups,
+        })
     }
 
     /// Slots for [`SeqMatcher::exec`].
@@ -134,11 +143,15 @@ impl SeqMatcher {
                         .get(..limit)
                         .map_or(0, |r| r.iter().position(|b| !member(b)).unwrap_or(limit));
                     spend(budget, run)?;
+                    let follow = self.follow.get(i).copied().flatten();
                     let mut k = run;
                     while k >= *min {
                         spend(budget, 1)?;
-                        if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
-                            return Ok(Some(end));
+                        // What follows needs a byte of `follow` here.
+                        if follow.is_none_or(|f| rest.get(k).is_some_and(|b| member_of(f, *b))) {
+                            if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
+                                return Ok(Some(end));
+                            }
                         }
                         if k == 0 {
                             break;
@@ -154,10 +167,14 @@ impl SeqMatcher {
                             _ => return Ok(None),
                         }
                     }
+                    let follow = self.follow.get(i).copied().flatten();
                     loop {
                         spend(budget, 1)?;
-                        if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
-                            return Ok(Some(end));
+                        // What follows needs a byte of `follow` here.
+                        if follow.is_none_or(|f| rest.get(k).is_some_and(|b| member_of(f, *b))) {
+                            if let Some(end) = self.run(i + 1, hay, pos + k, slots, budget)? {
+                                return Ok(Some(end));
+                            }
                         }
                         match rest.get(k) {
                             Some(b) if k < *max && member(b) => k += 1,
@@ -168,6 +185,35 @@ impl SeqMatcher {
             }
         }
     }
+}
+
+/// Whether ASCII set `set` holds `b`.
+fn member_of(set: u128, b: u8) -> bool {
+    b < 128 && (set >> b) & 1 == 1
+}
+
+/// The bytes that can begin the text matched by `ops[from..]`, or `None` if that text can be
+/// empty.
+fn follow_set(ops: &[Op], from: usize) -> Option<u128> {
+    let mut set = 0u128;
+    for op in ops.get(from..).unwrap_or(&[]) {
+        match op {
+            Op::Open(_) | Op::Close(_) => {}
+            Op::Lit(lit) => match lit.first() {
+                Some(&b) if b < 128 => return Some(set | 1u128 << b),
+                // A non-ASCII literal never matches an ASCII haystack; stay exact.
+                Some(_) => return Some(set),
+                None => {}
+            },
+            Op::Rep { set: s, min, .. } => {
+                set |= s;
+                if *min > 0 {
+                    return Some(set);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Takes `n` from the budget.

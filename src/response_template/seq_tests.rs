@@ -26,6 +26,11 @@ const PATTERNS: &[&str] = &[
     r"x(?P<o>(?P<i>\d{1,2})\d*)y",
     r"(?i)ab(?P<x>[c-e]+)",
     r"(?P<e>)z",
+    // Repetitions whose follow set spans optional steps, groups and the pattern's end.
+    r"(?P<x>a*)(?P<y>b?)a{2}c",
+    r"x.*?(?P<g>)\s*y",
+    r"a+?b*c",
+    r"(?P<x>\w*)",
 ];
 
 const HAYS: &[&str] = &[
@@ -45,6 +50,11 @@ const HAYS: &[&str] = &[
     "xy",
     "ABcdEz",
     "z",
+    "aaabaac",
+    "aaaac",
+    "abbbbc",
+    "x  y  y",
+    "x y",
     "",
 ];
 

@@ -154,6 +154,9 @@ impl Transform {
     }
 }
 
+/// Scopes up to this many entries are searched by comparing keys instead of hashing.
+const SMALL_SCOPE: usize = 8;
+
 fn lookup<'s>(
     scope: &'s mut Map<String, Value>,
     text: &str,
@@ -162,14 +165,29 @@ fn lookup<'s>(
     let Some((head, rest)) = path.split_first() else {
         return Err(format!("transform placeholder '{text}' is empty"));
     };
-    if !scope.contains_key(head) {
+    let small = scope.len() <= SMALL_SCOPE;
+    let defined = if small {
+        scope.keys().any(|k| k == head)
+    } else {
+        scope.contains_key(head)
+    };
+    if !defined {
         let keys: Vec<&String> = scope.keys().collect();
         return Err(format!(
             "transform placeholder '{text}' is not defined. Available: {}",
             py_list(&keys)
         ));
     }
-    let mut current = scope.get_mut(head);
+    // Scopes are small (the captured groups and `content`): comparing a few keys costs less
+    // than hashing the head again.
+    let mut current = if small {
+        scope
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == head.as_str())
+            .map(|(_, v)| v)
+    } else {
+        scope.get_mut(head)
+    };
     for part in rest {
         let Some(value) = current else {
             return Ok(None);
