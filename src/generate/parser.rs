@@ -279,8 +279,14 @@ impl ChatParser {
         session.feed_str(&self.prefill_text);
         session.feed_str(output);
         let mut mapper = self.mapper();
-        mapper.update(&session.ast(), session.text());
-        mapper.finish(session.status() == Status::NeedMore)
+        let ast = session.ast();
+        mapper.update(&ast, session.text());
+        let partial = session.status() == Status::NeedMore;
+        let message = mapper.finish(partial);
+        match self.commit(session.text(), &ast, &message, true, &mut 0) {
+            Some(committed) => committed.message,
+            None => message,
+        }
     }
 
     fn parse_with(&self, output: &str, partial: bool) -> Parsed {
@@ -316,7 +322,14 @@ impl ChatParser {
         }
         let mut mapper = self.mapper();
         mapper.update(&parse.ast, text);
-        let message = into_message(mapper.finish(partial));
+        let mapped = mapper.finish(partial);
+        if let Some(committed) = self.commit(text, &parse.ast, &mapped, partial, &mut 0) {
+            return Parsed {
+                message: into_message(committed.message),
+                problem: Some(committed.problem),
+            };
+        }
+        let message = into_message(mapped);
         let problem = self.problem_of(&message, output);
         Parsed { message, problem }
     }

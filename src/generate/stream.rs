@@ -66,6 +66,51 @@ pub struct ChatStream<'p> {
     /// The tracker compares whole fields (after a restart, until an update has no conflict).
     verifying: bool,
     output_len: usize,
+    /// Content bytes of the mapped message already searched for call triggers.
+    content_checked: usize,
+    /// Session-text offset before which triggers in content were found not to be calls.
+    triggers_checked: usize,
+    /// Set once a committed call broke (see "Committing to a call"): the message from then on.
+    committed: Option<CommittedTail>,
+}
+
+/// The message after a committed call broke: the calls as they were, then content that only
+/// grows with the output.
+#[derive(Debug)]
+struct CommittedTail {
+    message: PartialMessage,
+    /// Session-text offset up to which the output was appended to the content.
+    upto: usize,
+    /// Trailing whitespace of the content, held back until more text follows.
+    pending: String,
+}
+
+impl CommittedTail {
+    /// Appends the output from `upto` to the end of `text` to the content (outer whitespace
+    /// trimmed, as the mapper does).
+    fn extend(&mut self, text: &str) {
+        let Some(piece) = text.get(self.upto..) else {
+            return;
+        };
+        self.upto = text.len();
+        let content = &mut self.message.content;
+        let piece = if content.is_empty() {
+            piece.trim_start()
+        } else {
+            piece
+        };
+        let body = piece.trim_end();
+        if body.is_empty() {
+            if !content.is_empty() {
+                self.pending.push_str(piece);
+            }
+            return;
+        }
+        content.push_str(&self.pending);
+        self.pending.clear();
+        content.push_str(body);
+        self.pending.push_str(&piece[body.len()..]);
+    }
 }
 
 impl<'p> ChatStream<'p> {
@@ -81,6 +126,9 @@ impl<'p> ChatStream<'p> {
             tracker: DeltaTracker::with_config(TrackerConfig { verify_window: 0 }),
             verifying: false,
             output_len: 0,
+            content_checked: 0,
+            triggers_checked: 0,
+            committed: None,
         };
         stream.sync();
         // What the prefill itself maps to (a continued message, inline prefill) is the first
@@ -93,6 +141,10 @@ impl<'p> ChatStream<'p> {
     pub fn feed(&mut self, chunk: &[u8]) -> Option<ChatDelta> {
         self.output_len += chunk.len();
         self.session.feed(chunk);
+        if let Some(tail) = &mut self.committed {
+            tail.extend(self.session.text());
+            return self.tracker.update(&tail.message).delta;
+        }
         match self.session.last_change() {
             // Only the suspended leaf advanced (a long text or string streaming in): the mapper
             // pushes the new text of its open leaf, no AST is built.
@@ -105,6 +157,19 @@ impl<'p> ChatStream<'p> {
             self.verify_everything(&before);
             self.verifying = true;
         }
+        if self.check_commit() {
+            // What was emitted is a prefix of the committed message; check it all once.
+            self.verifying = true;
+            self.tracker.set_verify_window(usize::MAX);
+            if let Some(tail) = &self.committed {
+                let update = self.tracker.update(&tail.message);
+                if update.conflicts.is_empty() {
+                    self.verifying = false;
+                    self.tracker.set_verify_window(0);
+                }
+                return update.delta;
+            }
+        }
         let update = self.tracker.update(self.mapper.message());
         if self.verifying && update.conflicts.is_empty() {
             // The rebuilt message extends everything emitted: from here on mapping only
@@ -114,6 +179,42 @@ impl<'p> ChatStream<'p> {
             self.tracker.set_verify_window(0);
         }
         update.delta
+    }
+
+    /// Applies the commit rule when the mapped content gained a call trigger: returns whether
+    /// a committed call broke (the stream then follows [`CommittedTail`]).
+    fn check_commit(&mut self) -> bool {
+        let content = &self.mapper.message().content;
+        let longest = self.parser.triggers.iter().map(String::len).max().unwrap_or(0);
+        let from = self.content_checked.saturating_sub(longest);
+        let fresh = content.get(from..).unwrap_or(content.as_str());
+        if content.len() <= self.content_checked || !self.parser.has_trigger(fresh) {
+            self.content_checked = content.len();
+            return false;
+        }
+        self.content_checked = content.len();
+        let text = self.session.text();
+        let Some(committed) = self.parser.commit(
+            text,
+            &self.session.ast(),
+            self.mapper.message(),
+            true,
+            &mut self.triggers_checked,
+        ) else {
+            return false;
+        };
+        let tail_text = text.get(committed.tail_from..).unwrap_or_default();
+        let pending = if committed.message.content.is_empty() {
+            String::new()
+        } else {
+            tail_text[tail_text.trim_end().len()..].to_owned()
+        };
+        self.committed = Some(CommittedTail {
+            message: committed.message,
+            upto: text.len(),
+            pending,
+        });
+        true
     }
 
     /// Switches to a tracker that compares whole fields (O(field) per update), primed with
@@ -160,8 +261,27 @@ impl<'p> ChatStream<'p> {
         mapper.update(&self.session.ast(), self.session.text());
         let final_message = mapper.finish(false);
         // The final tree may differ from the partial ones: check everything once.
-        let emitted = self.mapper.message().clone();
+        let emitted = match &self.committed {
+            Some(tail) => tail.message.clone(),
+            None => self.mapper.message().clone(),
+        };
         self.verify_everything(&emitted);
+        let has_trigger = self.parser.has_trigger(&final_message.content);
+        if self.committed.is_some() || has_trigger {
+            // The commit rule may apply: the one-shot parse decides (see the module docs).
+            let output = self
+                .session
+                .text()
+                .get(self.parser.prefill_text.len()..)
+                .unwrap_or_default()
+                .to_owned();
+            let parsed = self.parser.parse(&output);
+            let delta = self
+                .tracker
+                .update(&PartialMessage::from_final(&parsed.message))
+                .delta;
+            return (delta, parsed);
+        }
         let delta = self.tracker.update(&final_message).delta;
         let message = final_message.to_message();
         let text = self.session.text();
