@@ -215,10 +215,8 @@ fn finalize(mut base: PartialMessage, tail: Option<&str>, partial: bool) -> Part
             if !call.arguments_final {
                 if call.arguments.trim().is_empty() {
                     call.arguments = "{}".to_owned();
-                } else if let Some(healing) = crate::message::heal::heal(&call.arguments) {
-                    if healing.only_appends(&call.arguments) {
-                        call.arguments.push_str(&healing.closers);
-                    }
+                } else if let Some(healed) = heal_by_appending(&call.arguments) {
+                    call.arguments = healed;
                 }
                 call.arguments_final = true;
             }
@@ -228,4 +226,25 @@ fn finalize(mut base: PartialMessage, tail: Option<&str>, partial: bool) -> Part
         }
     }
     base
+}
+
+/// Heals cut JSON arguments by appending only (what a stream emitted stays a prefix): plain
+/// healing when it only appends, else after completing a dangling member (a key without
+/// value gets `null`, a trailing comma an empty key, a cut number a digit). `None` when no
+/// such completion gives valid JSON.
+fn heal_by_appending(arguments: &str) -> Option<String> {
+    const COMPLETIONS: [&str; 8] = [
+        "", "null", ":null", "\":null", "\"\":null", "0", "\"", "\"\"",
+    ];
+    COMPLETIONS.iter().find_map(|completion| {
+        let text = format!("{arguments}{completion}");
+        let healing = crate::message::heal::heal(&text)?;
+        if !healing.only_appends(&text) {
+            return None;
+        }
+        let healed = healing.apply(&text);
+        serde_json::from_str::<serde_json::Value>(&healed)
+            .is_ok()
+            .then_some(healed)
+    })
 }

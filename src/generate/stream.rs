@@ -35,20 +35,32 @@
 //! (`<tool_call> tag, like HTML`) restarts the mapping and streams as content, since nothing of
 //! it had been emitted.
 //!
-//! The one case the stream cannot follow is a call that was already announced and then stops
-//! being one: output that ends inside it (a truncated call: one shot keeps the raw text as
-//! content) or arguments that turn out malformed. The deltas cannot be retracted; the final
-//! [`Parsed`] of [`finish`](ChatStream::finish) is still the one-shot parse (content plus the
-//! problem), and the tracker counts the conflict. Holding every call back until it closes would
-//! avoid that, at the price of not streaming arguments at all; the fixtures' `partial-call`
-//! cases (a cut stream shows the open call) fix the rule chosen here.
+//! A call, once announced (its name complete), is *committed*: the one-shot parse keeps it too
+//! (see [`commit`](super::commit)), so that one shot always equals "feed everything, then
+//! finish" and nothing emitted is retracted:
+//! - the output ends inside the call: the message keeps the call with its arguments healed
+//!   (open strings, arrays and objects closed, a dangling key completed with `null`: healing
+//!   only appends to what was streamed) and [`Parsed::problem`] says "output ended inside a tool
+//!   call" at the end of the output; this is what OpenAI returns for a length-truncated call
+//!   (the arguments as far as generated);
+//! - the call turns malformed (invalid JSON, a broken marker) at some offset: the call keeps
+//!   the arguments read up to the last point where the parse of the prefix still showed it
+//!   (healed at the end), the text from that point on becomes content (appended to the content
+//!   before the call: no text is lost), and the problem names that offset and what was expected
+//!   there. From then on the stream only appends the output to the content.
+//!
+//! A call that never got its name (`<tool_call> tag, like HTML`) commits nothing: it stays
+//! content, as before. Holding every call back until it closes would avoid committing, at the
+//! price of not streaming arguments at all; the fixtures' `partial-call` cases (a cut stream
+//! shows the open call) fix the rule chosen here.
 //!
 //! # Invariants
 //! Deltas never retract text, never split a code point or a marker (the grammar stops plain
 //! text before anything that may still become a marker), announce a call only with its
-//! complete name, and never carry healed closers; their concatenation equals the message
-//! parsed from the same prefix. Malformed output never panics: what is not a call stays
-//! content, and [`finish`](ChatStream::finish) says where the format was left.
+//! complete name, and never carry healed closers before the end of output; their concatenation
+//! equals the message parsed from the same prefix. Malformed output never panics: what is not
+//! a call stays content, a committed call keeps what was read of it, and
+//! [`finish`](ChatStream::finish) says where the format was left.
 
 use crate::message::{ChatDelta, ChatMessage, DeltaTracker, PartialMessage, TrackerConfig};
 use crate::peg::{Change, Session, Status};
