@@ -23,7 +23,7 @@ use crate::message::PartialMessage;
 use crate::peg::{Ast, Change};
 
 use super::grammar::tags;
-use super::parser::{find, located, ChatParser, ParseProblem};
+use super::parser::{located, ChatParser, ParseProblem};
 
 /// What the character-wise scan of a call found.
 enum Scan {
@@ -56,9 +56,20 @@ fn announced(message: &PartialMessage) -> usize {
 }
 
 impl ChatParser {
-    /// Whether `content` holds a call trigger (the cheap gate of [`commit`](Self::commit)).
-    pub(crate) fn has_trigger(&self, content: &str) -> bool {
-        self.triggers.iter().any(|t| find(content, t).is_some())
+    /// Whether `content` holds a call trigger (the cheap gate of [`commit`](Self::commit)):
+    /// a `memchr` for the trigger's first byte, `memmem` only where it occurs.
+    pub(crate) fn has_trigger(&self, content: &[u8]) -> bool {
+        self.triggers.iter().any(|t| {
+            let Some(&first) = t.as_bytes().first() else {
+                return false;
+            };
+            let bytes = content;
+            memchr::memchr_iter(first, bytes).any(|at| {
+                bytes
+                    .get(at..)
+                    .is_some_and(|rest| rest.starts_with(t.as_bytes()))
+            })
+        })
     }
 
     /// Applies the commit rule to the parse `ast` of `text` (the session text: prefill and
@@ -74,7 +85,7 @@ impl ChatParser {
         partial: bool,
         from: &mut usize,
     ) -> Option<Committed> {
-        if !self.has_trigger(&message.content) {
+        if !self.has_trigger(message.content.as_bytes()) {
             return None;
         }
         let content = self.grammar.tag_id(tags::CONTENT)?;
@@ -234,7 +245,14 @@ fn finalize(mut base: PartialMessage, tail: Option<&str>, partial: bool) -> Part
 /// such completion gives valid JSON.
 fn heal_by_appending(arguments: &str) -> Option<String> {
     const COMPLETIONS: [&str; 8] = [
-        "", "null", ":null", "\":null", "\"\":null", "0", "\"", "\"\"",
+        "",
+        "null",
+        ":null",
+        "\":null",
+        "\"\":null",
+        "0",
+        "\"",
+        "\"\"",
     ];
     COMPLETIONS.iter().find_map(|completion| {
         let text = format!("{arguments}{completion}");

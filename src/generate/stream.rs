@@ -197,10 +197,19 @@ impl<'p> ChatStream<'p> {
     /// a committed call broke (the stream then follows [`CommittedTail`]).
     fn check_commit(&mut self) -> bool {
         let content = &self.mapper.message().content;
-        let longest = self.parser.triggers.iter().map(String::len).max().unwrap_or(0);
+        if content.len() <= self.content_checked || self.parser.triggers.is_empty() {
+            return false;
+        }
+        let longest = self
+            .parser
+            .triggers
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(0);
         let from = self.content_checked.saturating_sub(longest);
-        let fresh = content.get(from..).unwrap_or(content.as_str());
-        if content.len() <= self.content_checked || !self.parser.has_trigger(fresh) {
+        let fresh = content.as_bytes().get(from..).unwrap_or_default();
+        if !self.parser.has_trigger(fresh) {
             self.content_checked = content.len();
             return false;
         }
@@ -278,7 +287,7 @@ impl<'p> ChatStream<'p> {
             None => self.mapper.message().clone(),
         };
         self.verify_everything(&emitted);
-        let has_trigger = self.parser.has_trigger(&final_message.content);
+        let has_trigger = self.parser.has_trigger(final_message.content.as_bytes());
         if self.committed.is_some() || has_trigger {
             // The commit rule may apply: the one-shot parse decides (see the module docs).
             let output = self
