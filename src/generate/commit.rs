@@ -59,7 +59,7 @@ impl ChatParser {
     /// Whether `content` holds a call trigger (the cheap gate of [`commit`](Self::commit)):
     /// a `memchr` for the trigger's first byte, `memmem` only where it occurs.
     pub(crate) fn has_trigger(&self, content: &[u8]) -> bool {
-        self.triggers.iter().any(|t| {
+        self.call_starts.iter().any(|t| {
             let Some(&first) = t.as_bytes().first() else {
                 return false;
             };
@@ -100,7 +100,7 @@ impl ChatParser {
             let Some(hay) = text.get(lo..span.end) else {
                 continue;
             };
-            for trigger in &self.triggers {
+            for trigger in &self.call_starts {
                 candidates.extend(
                     memchr::memmem::find_iter(hay.as_bytes(), trigger.as_bytes()).map(|i| lo + i),
                 );

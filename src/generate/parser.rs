@@ -88,6 +88,9 @@ pub struct ChatParser {
     pub(crate) plain_scan: Option<PlainScan>,
     pub(crate) template: String,
     pub(crate) triggers: Vec<String>,
+    /// Every marker that can start a call (section, per-call and name markers): where the
+    /// commit rule looks for calls that broke (see `commit.rs`).
+    pub(crate) call_starts: Vec<String>,
     /// What the request asks of the turn, checked after parsing.
     pub(crate) tool_choice: ToolChoice,
     pub(crate) json_schema: Option<serde_json::Value>,
@@ -209,6 +212,19 @@ impl ChatParser {
                     .collect()
             })
             .unwrap_or_default();
+        let mut call_starts: Vec<String> = format
+            .tools
+            .as_ref()
+            .filter(|_| options.tools)
+            .map(|t| {
+                [&t.section_start, &t.per_call_start, &t.function.name_prefix]
+                    .into_iter()
+                    .map(|m| m.trim().to_owned())
+                    .filter(|m| !m.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        call_starts.dedup();
         let expects_id = format.tools.as_ref().is_some_and(|t| {
             t.call_id.position != CallIdPosition::None
                 || t.json
@@ -228,6 +244,7 @@ impl ChatParser {
             python,
             template: template_name.to_owned(),
             triggers,
+            call_starts,
             tool_choice: if request.tools_enabled() {
                 request.tool_choice.clone()
             } else {

@@ -197,12 +197,12 @@ impl<'p> ChatStream<'p> {
     /// a committed call broke (the stream then follows [`CommittedTail`]).
     fn check_commit(&mut self) -> bool {
         let content = &self.mapper.message().content;
-        if content.len() <= self.content_checked || self.parser.triggers.is_empty() {
+        if content.len() <= self.content_checked || self.parser.call_starts.is_empty() {
             return false;
         }
         let longest = self
             .parser
-            .triggers
+            .call_starts
             .iter()
             .map(String::len)
             .max()
