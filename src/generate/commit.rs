@@ -180,6 +180,7 @@ impl ChatParser {
         mapper.update(&session.ast(), session.text());
         let before = announced(mapper.message());
         let content = mapper.message().content.len();
+        let mut searched = content;
         let mut seen = false;
         let mut viable = t;
         for (i, ch) in text[t..].char_indices() {
@@ -195,8 +196,23 @@ impl ChatParser {
                 viable = end;
             } else if seen {
                 return Scan::Broke(viable);
-            } else if mapper.message().content.len() > content {
-                return Scan::NotCall;
+            } else if mapper.message().content.len() > searched {
+                // Content grew: the trigger is content once it shows there (text held back
+                // before it, such as `<function` before `<function_call>`, may come first).
+                let grown = &mapper.message().content;
+                let hit = self.call_starts.iter().any(|start| {
+                    let lo = content
+                        .max(searched)
+                        .saturating_sub(start.len().saturating_sub(1));
+                    grown
+                        .as_bytes()
+                        .get(lo..)
+                        .is_some_and(|hay| memchr::memmem::find(hay, start.as_bytes()).is_some())
+                });
+                if hit {
+                    return Scan::NotCall;
+                }
+                searched = grown.len();
             }
         }
         if seen {

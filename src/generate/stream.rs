@@ -168,6 +168,8 @@ impl<'p> ChatStream<'p> {
             // The message was rebuilt: what was emitted may no longer be a prefix of it.
             self.verify_everything(&before);
             self.verifying = true;
+            // The content was rebuilt: search it for call starts again.
+            self.content_checked = 0;
         }
         if self.check_commit() {
             // What was emitted is a prefix of the committed message; check it all once.
