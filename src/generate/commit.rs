@@ -56,18 +56,13 @@ fn announced(message: &PartialMessage) -> usize {
 }
 
 impl ChatParser {
-    /// Whether `content` holds a call trigger (the cheap gate of [`commit`](Self::commit)):
-    /// a `memchr` for the trigger's first byte, `memmem` only where it occurs.
+    /// Whether `content` holds a call start (the cheap gate of [`commit`](Self::commit)): a
+    /// `memchr` for its first byte, then `memmem` (SIMD) only when that byte occurs.
     pub(crate) fn has_trigger(&self, content: &[u8]) -> bool {
-        self.call_starts.iter().any(|t| {
-            let Some(&first) = t.as_bytes().first() else {
-                return false;
-            };
-            let bytes = content;
-            memchr::memchr_iter(first, bytes).any(|at| {
-                bytes
-                    .get(at..)
-                    .is_some_and(|rest| rest.starts_with(t.as_bytes()))
+        self.call_starts.iter().any(|start| {
+            start.as_bytes().first().is_some_and(|&first| {
+                memchr::memchr(first, content).is_some()
+                    && memchr::memmem::find(content, start.as_bytes()).is_some()
             })
         })
     }

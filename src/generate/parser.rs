@@ -340,14 +340,23 @@ impl ChatParser {
         let mut mapper = self.mapper();
         mapper.update(&parse.ast, text);
         let mapped = mapper.finish(partial);
-        if let Some(committed) = self.commit(text, &parse.ast, &mapped, partial, &mut 0) {
-            return Parsed {
-                message: into_message(committed.message),
-                problem: Some(committed.problem),
-            };
+        // One scan for call starts left in the content: without any, neither the commit rule
+        // nor a call left in the content applies (the triggers are call starts).
+        let has_call_start = self.has_trigger(mapped.content.as_bytes());
+        if has_call_start {
+            if let Some(committed) = self.commit(text, &parse.ast, &mapped, partial, &mut 0) {
+                return Parsed {
+                    message: into_message(committed.message),
+                    problem: Some(committed.problem),
+                };
+            }
         }
         let message = into_message(mapped);
-        let problem = self.problem_of(&message, output);
+        let problem = if has_call_start {
+            self.problem_of(&message, output)
+        } else {
+            self.request_problem(&message, output)
+        };
         Parsed { message, problem }
     }
 

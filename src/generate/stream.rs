@@ -171,7 +171,10 @@ impl<'p> ChatStream<'p> {
             // The content was rebuilt: search it for call starts again.
             self.content_checked = 0;
         }
-        if self.check_commit() {
+        // A call start enters the content only when the tree changes (a call alternative
+        // failed): feeds that only advanced the open leaf skip the check (checked later).
+        let tree = self.session.last_change() == Change::Tree;
+        if tree && self.check_commit() {
             // What was emitted is a prefix of the committed message; check it all once.
             self.verifying = true;
             self.tracker.set_verify_window(usize::MAX);
