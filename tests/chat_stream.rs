@@ -166,15 +166,44 @@ proptest! {
     }
 }
 
+/// A call whose name is complete is committed (see `src/generate/stream.rs`, "Committing to a
+/// call"): output that ends inside it keeps the call, and the problem is located at the end.
 #[test]
-fn malformed_call_stays_content_with_a_located_problem() {
+fn call_cut_after_its_name_is_committed_with_a_located_problem() {
     let p = parser(TAGGED_TOOLS);
     let output = "Hi\n<tool_call>\n<function=run>\n<parameter=code>\nx\n</oops>";
     let parsed = p.parse(output);
-    assert!(parsed.message.content.contains("<function=run>"));
+    assert_eq!(parsed.message.content, "Hi");
+    assert_eq!(parsed.message.tool_calls.len(), 1);
+    assert_eq!(parsed.message.tool_calls[0].name, "run");
+    let arguments: serde_json::Value =
+        serde_json::from_str(&parsed.message.tool_calls[0].arguments).expect("healed JSON");
+    assert!(arguments["code"]
+        .as_str()
+        .is_some_and(|c| c.starts_with('x')));
+    let problem = parsed.problem.clone().expect("a problem is reported");
+    assert_eq!(
+        (problem.offset, problem.line, problem.column),
+        (output.len(), 6, 8)
+    );
+    assert!(problem.to_string().contains("template test"));
+    let mut stream = p.stream();
+    for chunk in output.as_bytes().chunks(3) {
+        let _ = stream.feed(chunk);
+    }
+    assert_eq!(stream.finish().1, parsed);
+}
+
+/// A call that never got its name stays content, with a located problem.
+#[test]
+fn malformed_call_before_its_name_stays_content_with_a_located_problem() {
+    let p = parser(TAGGED_TOOLS);
+    let output = "Hi\n<tool_call>\n<oops>";
+    let parsed = p.parse(output);
+    assert!(parsed.message.content.contains("<tool_call>"));
+    assert!(parsed.message.tool_calls.is_empty());
     let problem = parsed.problem.expect("a problem is reported");
     assert_eq!((problem.offset, problem.line, problem.column), (3, 2, 1));
-    assert!(problem.to_string().contains("template test"));
 }
 
 /// Work of streaming `output` in 4-byte chunks, per byte.

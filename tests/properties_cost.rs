@@ -105,16 +105,24 @@ fn deep_nesting_within_the_limit_is_a_call() {
     assert_eq!(parsed.message.tool_calls.len(), 1, "{:?}", parsed.problem);
 }
 
-/// Nesting far past the limit does not crash: the raw text is kept as content (never an
-/// empty message), with work linear in the output.
+/// Nesting far past the limit does not crash and loses no text: the call (its name is complete,
+/// so it is committed: see `src/generate/stream.rs`, "Committing to a call") keeps the
+/// arguments read up to the limit, the text from there on is content and the problem says
+/// where, with work linear in the output.
 #[test]
 fn deep_nesting_past_the_limit_keeps_the_text() {
     let parser = parser();
     for depth in [2_000, 100_000] {
         let output = nested_call(depth);
         let parsed = parser.parse(&output);
-        assert!(parsed.message.tool_calls.is_empty());
-        assert_eq!(parsed.message.content.trim(), output.trim());
+        assert_eq!(parsed.message.tool_calls.len(), 1);
+        assert_eq!(parsed.message.tool_calls[0].name, "search");
+        let problem = parsed.problem.expect("a problem is reported");
+        assert!(problem.offset > output.find("\"deep\"").unwrap_or(0));
+        assert_eq!(
+            parsed.message.content.trim(),
+            output[problem.offset..].trim()
+        );
         let units = work(&parser, &output);
         assert!(units < 64 * output.len() as u64, "{units} work units");
     }

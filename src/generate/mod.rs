@@ -48,6 +48,7 @@
 //! assert_eq!(parsed.message.content, "Hello");
 //! ```
 
+mod commit;
 pub mod families;
 pub mod format;
 pub mod grammar;

@@ -88,6 +88,9 @@ pub struct ChatParser {
     pub(crate) plain_scan: Option<PlainScan>,
     pub(crate) template: String,
     pub(crate) triggers: Vec<String>,
+    /// Every marker that can start a call (section, per-call and name markers): where the
+    /// commit rule looks for calls that broke (see `commit.rs`).
+    pub(crate) call_starts: Vec<String>,
     /// What the request asks of the turn, checked after parsing.
     pub(crate) tool_choice: ToolChoice,
     pub(crate) json_schema: Option<serde_json::Value>,
@@ -209,6 +212,19 @@ impl ChatParser {
                     .collect()
             })
             .unwrap_or_default();
+        let mut call_starts: Vec<String> = format
+            .tools
+            .as_ref()
+            .filter(|_| options.tools)
+            .map(|t| {
+                [&t.section_start, &t.per_call_start, &t.function.name_prefix]
+                    .into_iter()
+                    .map(|m| m.trim().to_owned())
+                    .filter(|m| !m.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        call_starts.dedup();
         let expects_id = format.tools.as_ref().is_some_and(|t| {
             t.call_id.position != CallIdPosition::None
                 || t.json
@@ -228,6 +244,7 @@ impl ChatParser {
             python,
             template: template_name.to_owned(),
             triggers,
+            call_starts,
             tool_choice: if request.tools_enabled() {
                 request.tool_choice.clone()
             } else {
@@ -279,8 +296,14 @@ impl ChatParser {
         session.feed_str(&self.prefill_text);
         session.feed_str(output);
         let mut mapper = self.mapper();
-        mapper.update(&session.ast(), session.text());
-        mapper.finish(session.status() == Status::NeedMore)
+        let ast = session.ast();
+        mapper.update(&ast, session.text());
+        let partial = session.status() == Status::NeedMore;
+        let message = mapper.finish(partial);
+        match self.commit(session.text(), &ast, &message, true, &mut 0) {
+            Some(committed) => committed.message,
+            None => message,
+        }
     }
 
     fn parse_with(&self, output: &str, partial: bool) -> Parsed {
@@ -316,8 +339,24 @@ impl ChatParser {
         }
         let mut mapper = self.mapper();
         mapper.update(&parse.ast, text);
-        let message = into_message(mapper.finish(partial));
-        let problem = self.problem_of(&message, output);
+        let mapped = mapper.finish(partial);
+        // One scan for call starts left in the content: without any, neither the commit rule
+        // nor a call left in the content applies (the triggers are call starts).
+        let has_call_start = self.has_trigger(mapped.content.as_bytes());
+        if has_call_start {
+            if let Some(committed) = self.commit(text, &parse.ast, &mapped, partial, &mut 0) {
+                return Parsed {
+                    message: into_message(committed.message),
+                    problem: Some(committed.problem),
+                };
+            }
+        }
+        let message = into_message(mapped);
+        let problem = if has_call_start {
+            self.problem_of(&message, output)
+        } else {
+            self.request_problem(&message, output)
+        };
         Parsed { message, problem }
     }
 

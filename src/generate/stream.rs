@@ -35,20 +35,32 @@
 //! (`<tool_call> tag, like HTML`) restarts the mapping and streams as content, since nothing of
 //! it had been emitted.
 //!
-//! The one case the stream cannot follow is a call that was already announced and then stops
-//! being one: output that ends inside it (a truncated call: one shot keeps the raw text as
-//! content) or arguments that turn out malformed. The deltas cannot be retracted; the final
-//! [`Parsed`] of [`finish`](ChatStream::finish) is still the one-shot parse (content plus the
-//! problem), and the tracker counts the conflict. Holding every call back until it closes would
-//! avoid that, at the price of not streaming arguments at all; the fixtures' `partial-call`
-//! cases (a cut stream shows the open call) fix the rule chosen here.
+//! A call, once announced (its name complete), is *committed*: the one-shot parse keeps it too
+//! (see [`commit`](super::commit)), so that one shot always equals "feed everything, then
+//! finish" and nothing emitted is retracted:
+//! - the output ends inside the call: the message keeps the call with its arguments healed
+//!   (open strings, arrays and objects closed, a dangling key completed with `null`: healing
+//!   only appends to what was streamed) and [`Parsed::problem`] says "output ended inside a tool
+//!   call" at the end of the output; this is what OpenAI returns for a length-truncated call
+//!   (the arguments as far as generated);
+//! - the call turns malformed (invalid JSON, a broken marker) at some offset: the call keeps
+//!   the arguments read up to the last point where the parse of the prefix still showed it
+//!   (healed at the end), the text from that point on becomes content (appended to the content
+//!   before the call: no text is lost), and the problem names that offset and what was expected
+//!   there. From then on the stream only appends the output to the content.
+//!
+//! A call that never got its name (`<tool_call> tag, like HTML`) commits nothing: it stays
+//! content, as before. Holding every call back until it closes would avoid committing, at the
+//! price of not streaming arguments at all; the fixtures' `partial-call` cases (a cut stream
+//! shows the open call) fix the rule chosen here.
 //!
 //! # Invariants
 //! Deltas never retract text, never split a code point or a marker (the grammar stops plain
 //! text before anything that may still become a marker), announce a call only with its
-//! complete name, and never carry healed closers; their concatenation equals the message
-//! parsed from the same prefix. Malformed output never panics: what is not a call stays
-//! content, and [`finish`](ChatStream::finish) says where the format was left.
+//! complete name, and never carry healed closers before the end of output; their concatenation
+//! equals the message parsed from the same prefix. Malformed output never panics: what is not
+//! a call stays content, a committed call keeps what was read of it, and
+//! [`finish`](ChatStream::finish) says where the format was left.
 
 use crate::message::{ChatDelta, ChatMessage, DeltaTracker, PartialMessage, TrackerConfig};
 use crate::peg::{Change, Session, Status};
@@ -66,6 +78,51 @@ pub struct ChatStream<'p> {
     /// The tracker compares whole fields (after a restart, until an update has no conflict).
     verifying: bool,
     output_len: usize,
+    /// Content bytes of the mapped message already searched for call triggers.
+    content_checked: usize,
+    /// Session-text offset before which triggers in content were found not to be calls.
+    triggers_checked: usize,
+    /// Set once a committed call broke (see "Committing to a call"): the message from then on.
+    committed: Option<CommittedTail>,
+}
+
+/// The message after a committed call broke: the calls as they were, then content that only
+/// grows with the output.
+#[derive(Debug)]
+struct CommittedTail {
+    message: PartialMessage,
+    /// Session-text offset up to which the output was appended to the content.
+    upto: usize,
+    /// Trailing whitespace of the content, held back until more text follows.
+    pending: String,
+}
+
+impl CommittedTail {
+    /// Appends the output from `upto` to the end of `text` to the content (outer whitespace
+    /// trimmed, as the mapper does).
+    fn extend(&mut self, text: &str) {
+        let Some(piece) = text.get(self.upto..) else {
+            return;
+        };
+        self.upto = text.len();
+        let content = &mut self.message.content;
+        let piece = if content.is_empty() {
+            piece.trim_start()
+        } else {
+            piece
+        };
+        let body = piece.trim_end();
+        if body.is_empty() {
+            if !content.is_empty() {
+                self.pending.push_str(piece);
+            }
+            return;
+        }
+        content.push_str(&self.pending);
+        self.pending.clear();
+        content.push_str(body);
+        self.pending.push_str(&piece[body.len()..]);
+    }
 }
 
 impl<'p> ChatStream<'p> {
@@ -81,6 +138,9 @@ impl<'p> ChatStream<'p> {
             tracker: DeltaTracker::with_config(TrackerConfig { verify_window: 0 }),
             verifying: false,
             output_len: 0,
+            content_checked: 0,
+            triggers_checked: 0,
+            committed: None,
         };
         stream.sync();
         // What the prefill itself maps to (a continued message, inline prefill) is the first
@@ -93,6 +153,10 @@ impl<'p> ChatStream<'p> {
     pub fn feed(&mut self, chunk: &[u8]) -> Option<ChatDelta> {
         self.output_len += chunk.len();
         self.session.feed(chunk);
+        if let Some(tail) = &mut self.committed {
+            tail.extend(self.session.text());
+            return self.tracker.update(&tail.message).delta;
+        }
         match self.session.last_change() {
             // Only the suspended leaf advanced (a long text or string streaming in): the mapper
             // pushes the new text of its open leaf, no AST is built.
@@ -104,6 +168,24 @@ impl<'p> ChatStream<'p> {
             // The message was rebuilt: what was emitted may no longer be a prefix of it.
             self.verify_everything(&before);
             self.verifying = true;
+            // The content was rebuilt: search it for call starts again.
+            self.content_checked = 0;
+        }
+        // A call start enters the content only when the tree changes (a call alternative
+        // failed): feeds that only advanced the open leaf skip the check (checked later).
+        let tree = self.session.last_change() == Change::Tree;
+        if tree && self.check_commit() {
+            // What was emitted is a prefix of the committed message; check it all once.
+            self.verifying = true;
+            self.tracker.set_verify_window(usize::MAX);
+            if let Some(tail) = &self.committed {
+                let update = self.tracker.update(&tail.message);
+                if update.conflicts.is_empty() {
+                    self.verifying = false;
+                    self.tracker.set_verify_window(0);
+                }
+                return update.delta;
+            }
         }
         let update = self.tracker.update(self.mapper.message());
         if self.verifying && update.conflicts.is_empty() {
@@ -114,6 +196,51 @@ impl<'p> ChatStream<'p> {
             self.tracker.set_verify_window(0);
         }
         update.delta
+    }
+
+    /// Applies the commit rule when the mapped content gained a call trigger: returns whether
+    /// a committed call broke (the stream then follows [`CommittedTail`]).
+    fn check_commit(&mut self) -> bool {
+        let content = &self.mapper.message().content;
+        if content.len() <= self.content_checked || self.parser.call_starts.is_empty() {
+            return false;
+        }
+        let longest = self
+            .parser
+            .call_starts
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(0);
+        let from = self.content_checked.saturating_sub(longest);
+        let fresh = content.as_bytes().get(from..).unwrap_or_default();
+        if !self.parser.has_trigger(fresh) {
+            self.content_checked = content.len();
+            return false;
+        }
+        self.content_checked = content.len();
+        let text = self.session.text();
+        let Some(committed) = self.parser.commit(
+            text,
+            &self.session.ast(),
+            self.mapper.message(),
+            true,
+            &mut self.triggers_checked,
+        ) else {
+            return false;
+        };
+        let tail_text = text.get(committed.tail_from..).unwrap_or_default();
+        let pending = if committed.message.content.is_empty() {
+            String::new()
+        } else {
+            tail_text[tail_text.trim_end().len()..].to_owned()
+        };
+        self.committed = Some(CommittedTail {
+            message: committed.message,
+            upto: text.len(),
+            pending,
+        });
+        true
     }
 
     /// Switches to a tracker that compares whole fields (O(field) per update), primed with
@@ -160,8 +287,27 @@ impl<'p> ChatStream<'p> {
         mapper.update(&self.session.ast(), self.session.text());
         let final_message = mapper.finish(false);
         // The final tree may differ from the partial ones: check everything once.
-        let emitted = self.mapper.message().clone();
+        let emitted = match &self.committed {
+            Some(tail) => tail.message.clone(),
+            None => self.mapper.message().clone(),
+        };
         self.verify_everything(&emitted);
+        let has_trigger = self.parser.has_trigger(final_message.content.as_bytes());
+        if self.committed.is_some() || has_trigger {
+            // The commit rule may apply: the one-shot parse decides (see the module docs).
+            let output = self
+                .session
+                .text()
+                .get(self.parser.prefill_text.len()..)
+                .unwrap_or_default()
+                .to_owned();
+            let parsed = self.parser.parse(&output);
+            let delta = self
+                .tracker
+                .update(&PartialMessage::from_final(&parsed.message))
+                .delta;
+            return (delta, parsed);
+        }
         let delta = self.tracker.update(&final_message).delta;
         let message = final_message.to_message();
         let text = self.session.text();

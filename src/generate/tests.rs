@@ -45,3 +45,63 @@ fn request_problems_agree_between_one_shot_and_stream() {
         assert_eq!(streamed, parsed, "{output}");
     }
 }
+
+/// The commit rule (see `commit.rs`): a call whose name is complete is kept when the output
+/// ends inside it or turns malformed, in one shot and streamed alike, with a problem.
+#[test]
+fn committed_calls_agree_between_one_shot_and_stream() {
+    let template = crate::template::ChatTemplate::new(
+        "qwen3",
+        include_str!("../../fixtures/qwen3/template.jinja"),
+    )
+    .unwrap();
+    let model: serde_json::Value =
+        serde_json::from_str(include_str!("../../fixtures/qwen3/model.json")).unwrap();
+    let request: ChatRequest = serde_json::from_value(model["request"].clone()).unwrap();
+    let analysis = crate::analyze::analyze(&template);
+    let parser = ChatParser::new(&template, &analysis, &request).unwrap();
+    let call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": ";
+    let cases = [
+        // Cut inside the arguments: the call with healed arguments.
+        (
+            format!("Hi {call}{{\"city\": \"Par"),
+            "Hi",
+            "{\"city\": \"Par\"}",
+        ),
+        // Cut after a key: the key gets null.
+        (format!("{call}{{\"city\": "), "", "{\"city\": null}"),
+        // Malformed: the rest is content.
+        (
+            format!("{call}{{\"city\": Paris}}}}\n</tool_call>"),
+            "Paris}}\n</tool_call>",
+            "{\"city\": null}",
+        ),
+    ];
+    for (output, content, arguments) in cases {
+        let parsed = parser.parse(&output);
+        assert!(parsed.problem.is_some(), "{output}");
+        assert_eq!(parsed.message.content, content, "{output}");
+        assert_eq!(parsed.message.tool_calls.len(), 1, "{output}");
+        assert_eq!(parsed.message.tool_calls[0].name, "get_weather");
+        assert_eq!(
+            parsed.message.tool_calls[0].arguments, arguments,
+            "{output}"
+        );
+        for size in [1, 3, 7, output.len()] {
+            let mut stream = parser.stream();
+            let mut deltas = Vec::new();
+            for chunk in output.as_bytes().chunks(size) {
+                deltas.extend(stream.feed(chunk));
+            }
+            let (last, streamed) = stream.finish();
+            deltas.extend(last);
+            assert_eq!(streamed, parsed, "{output} in chunks of {size}");
+            let accumulated = crate::message::accumulate(&deltas).unwrap();
+            assert_eq!(accumulated, parsed.message, "{output} in chunks of {size}");
+        }
+    }
+    // A call whose name never completed commits nothing.
+    let parsed = parser.parse("<tool_call> tag, like HTML");
+    assert!(parsed.message.tool_calls.is_empty());
+    assert_eq!(parsed.message.content, "<tool_call> tag, like HTML");
+}

@@ -766,17 +766,21 @@ impl Machine {
     }
 
     /// The AST in post-order, including open tags as partial nodes (end = the suspended
-    /// leaf's progress), minus anything under an open `atomic`.
+    /// leaf's progress), minus anything under an open `atomic` or an undecided lookahead
+    /// (`peek`/`negate`: whatever it matches is dropped once it is decided, so showing it
+    /// meanwhile would make nodes vanish).
     pub(crate) fn raw_ast(&self, g: &Grammar) -> (Vec<RawNode>, usize) {
         let mut nodes = self.ast.clone();
         let Some(p) = &self.pending else {
             let n = nodes.len();
             return (nodes, n);
         };
-        let atomic = self
-            .stack
-            .iter()
-            .position(|f| matches!(g.node(f.node), Node::Atomic(_)));
+        let atomic = self.stack.iter().position(|f| {
+            matches!(
+                g.node(f.node),
+                Node::Atomic(_) | Node::Peek(_) | Node::Negate(_)
+            )
+        });
         let open = match atomic {
             Some(i) => {
                 let mark = self.stack.get(i).map_or(0, |f| f.mark as usize);

@@ -20,7 +20,7 @@
 //! | `any()` | one character | need-more |
 //! | `seq([..])` / `choice([..])` | all in order / first that matches | propagates |
 //! | `zero_or_more`, `one_or_more`, `optional`, `repeat(p, min, max)` | greedy repetition | propagates |
-//! | `peek(p)` / `negate(p)` | lookahead, consumes nothing | propagates |
+//! | `peek(p)` / `negate(p)` | lookahead, consumes nothing (no AST nodes; nodes under an undecided lookahead are hidden from partial ASTs) | propagates |
 //! | `chars("[a-z_]", min, max)` / `space()` | character class / whitespace runs | need-more |
 //! | `until(d)` / `until_one_of([..])` | up to a delimiter (or the end, in full mode) | need-more (span stops before a delimiter prefix) |
 //! | `rest()` | everything | need-more |

@@ -283,6 +283,25 @@ fn atomic_hides_partial_subtree() {
 }
 
 #[test]
+fn undecided_lookahead_hides_its_nodes() {
+    let b = GrammarBuilder::new();
+    let root = b.seq([
+        b.peek(b.tag("probe", b.literal("<tool_call>"))),
+        b.tag("rest", b.rest()),
+    ]);
+    let g = b.build(root).unwrap();
+    // Undecided: nothing of the lookahead shows (it would vanish once decided).
+    let p = g.parse_partial("<tool_c");
+    assert_eq!(p.ast.dump("<tool_c"), "");
+    let mut s = g.session();
+    s.feed_str("<tool");
+    assert!(s.ast().find_first("probe").is_none());
+    s.feed_str("_call> x");
+    assert!(s.ast().find_first("probe").is_none());
+    assert!(s.ast().find_first("rest").is_some());
+}
+
+#[test]
 fn json_parsers() {
     assert_eq!(
         check(|b| b.json(), r#"{"a": [1, 2.5e3, "x\n"]}z"#),

@@ -1,0 +1,279 @@
+//! The commit rule: a tool call whose name is complete is kept, whatever follows.
+//!
+//! A stream announces a call as soon as its name (and id) is complete and streams its
+//! arguments; deltas cannot be retracted. So the one-shot parse (and the parse of every prefix)
+//! keeps such a call too, even when the output then ends inside it or turns malformed, where
+//! the grammar alone would fall back to content:
+//! - the output ends inside the call (a full parse): the call keeps its arguments, healed
+//!   (open strings, arrays and objects closed), and the parse reports "output ended inside a
+//!   tool call" at the end of the output;
+//! - the call turns malformed at offset `e` (the longest prefix whose partial parse still shows
+//!   it ends at `e`): the call keeps the arguments read up to `e` (healed in a full parse, raw in
+//!   a partial one, as streams show them), the text from `e` on becomes content (appended to the
+//!   content before the call), and the parse reports a problem at `e`.
+//!
+//! Detection is only run when the grammar's parse leaves a call trigger (the first marker of a
+//! call) in a content node: then, from that trigger on, the prefixes of the text are parsed one
+//! character further at a time (an incremental [`Session`], O(text) parse work plus the mapping
+//! of the changed trees) until the call is announced and then vanishes, or the trigger turns
+//! into content without a call being announced (nothing is committed: `<tool_call> tag` in
+//! prose). Outputs that follow the format never pay for it.
+
+use crate::message::PartialMessage;
+use crate::peg::{Ast, Change};
+
+use super::grammar::tags;
+use super::parser::{located, ChatParser, ParseProblem};
+
+/// What the character-wise scan of a call found.
+enum Scan {
+    /// No call was announced: the trigger is content.
+    NotCall,
+    /// The call was announced and is still open at the end of the text.
+    Open,
+    /// The call was announced and stops being viable after this offset (session text).
+    Broke(usize),
+}
+
+/// A parse with a committed call (see the module docs).
+pub(crate) struct Committed {
+    /// The message: calls up to the break, then content.
+    pub(crate) message: PartialMessage,
+    /// Where parsing stopped, in the output.
+    pub(crate) problem: ParseProblem,
+    /// In the session text: where the content tail starts (the end of the text when the
+    /// output ended inside the call).
+    pub(crate) tail_from: usize,
+}
+
+/// The number of calls a stream may already show.
+fn announced(message: &PartialMessage) -> usize {
+    message
+        .tool_calls
+        .iter()
+        .take_while(|c| c.is_announceable())
+        .count()
+}
+
+impl ChatParser {
+    /// Whether `content` holds a call start (the cheap gate of [`commit`](Self::commit)): a
+    /// `memchr` for its first byte, then `memmem` (SIMD) only when that byte occurs.
+    pub(crate) fn has_trigger(&self, content: &[u8]) -> bool {
+        self.call_starts.iter().any(|start| {
+            start.as_bytes().first().is_some_and(|&first| {
+                memchr::memchr(first, content).is_some()
+                    && memchr::memmem::find(content, start.as_bytes()).is_some()
+            })
+        })
+    }
+
+    /// Applies the commit rule to the parse `ast` of `text` (the session text: prefill and
+    /// output) whose mapped message is `message`; `partial`: `text` is a prefix of the output.
+    /// Triggers before `from` (session text) are not looked at; `from` moves past the triggers
+    /// found to be content (decided, so a stream need not scan them again). `None`: the rule
+    /// changes nothing.
+    pub(crate) fn commit(
+        &self,
+        text: &str,
+        ast: &Ast<'_>,
+        message: &PartialMessage,
+        partial: bool,
+        from: &mut usize,
+    ) -> Option<Committed> {
+        if !self.has_trigger(message.content.as_bytes()) {
+            return None;
+        }
+        let content = self.grammar.tag_id(tags::CONTENT)?;
+        let start = (*from).max(self.prefill_text.len());
+        let mut candidates: Vec<usize> = Vec::new();
+        for node in ast.nodes().iter().filter(|n| n.tag_id() == content) {
+            let span = node.span();
+            if span.end <= start {
+                continue;
+            }
+            let lo = span.start.max(start);
+            let Some(hay) = text.get(lo..span.end) else {
+                continue;
+            };
+            for trigger in &self.call_starts {
+                candidates.extend(
+                    memchr::memmem::find_iter(hay.as_bytes(), trigger.as_bytes()).map(|i| lo + i),
+                );
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let output_start = self.prefill_text.len().min(text.len());
+        let output = text.get(output_start..).unwrap_or_default();
+        for t in candidates {
+            match self.scan_call(text, t) {
+                Scan::NotCall => {
+                    *from = t + 1;
+                    continue;
+                }
+                Scan::Open => {
+                    if partial {
+                        // The partial parse shows an open call itself; nothing to commit.
+                        return None;
+                    }
+                    let message = finalize(self.partial_of(text), None, false);
+                    let problem = located(
+                        &self.template,
+                        output,
+                        output.len(),
+                        "the rest of the tool call: output ended inside a tool call (kept \
+                         with its arguments healed)"
+                            .to_owned(),
+                    );
+                    return Some(Committed {
+                        message,
+                        problem,
+                        tail_from: text.len(),
+                    });
+                }
+                Scan::Broke(at) => {
+                    let base = self.partial_of(text.get(..at).unwrap_or(text));
+                    let tail = text.get(at..).unwrap_or_default();
+                    let message = finalize(base, Some(tail), partial);
+                    let problem = located(
+                        &self.template,
+                        output,
+                        at.saturating_sub(output_start),
+                        "a valid continuation of the tool call (the call is kept with the \
+                         arguments read so far; the text from here on is kept as content)"
+                            .to_owned(),
+                    );
+                    return Some(Committed {
+                        message,
+                        problem,
+                        tail_from: at,
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// The partial parse of the session text `text` (prefill included).
+    fn partial_of(&self, text: &str) -> PartialMessage {
+        let mut session = self.grammar.session();
+        session.feed_str(text);
+        let mut mapper = self.mapper();
+        mapper.update(&session.ast(), session.text());
+        mapper.finish(true)
+    }
+
+    /// Parses `text` one character further at a time from the trigger at `t` (see the module
+    /// docs).
+    fn scan_call(&self, text: &str, t: usize) -> Scan {
+        let Some(head) = text.get(..t) else {
+            return Scan::NotCall;
+        };
+        let mut session = self.grammar.session();
+        session.feed_str(head);
+        let mut mapper = self.mapper();
+        mapper.update(&session.ast(), session.text());
+        let before = announced(mapper.message());
+        let content = mapper.message().content.len();
+        let mut searched = content;
+        let mut seen = false;
+        let mut viable = t;
+        for (i, ch) in text[t..].char_indices() {
+            let end = t + i + ch.len_utf8();
+            session.feed_str(&text[t + i..end]);
+            match session.last_change() {
+                Change::Frontier(frontier) => mapper.grow(frontier, session.text()),
+                Change::None => {}
+                Change::Tree => mapper.update(&session.ast(), session.text()),
+            }
+            if announced(mapper.message()) > before {
+                seen = true;
+                viable = end;
+            } else if seen {
+                return Scan::Broke(viable);
+            } else if mapper.message().content.len() > searched {
+                // Content grew: the trigger is content once it shows there (text held back
+                // before it, such as `<function` before `<function_call>`, may come first).
+                let grown = &mapper.message().content;
+                let hit = self.call_starts.iter().any(|start| {
+                    let lo = content
+                        .max(searched)
+                        .saturating_sub(start.len().saturating_sub(1));
+                    grown
+                        .as_bytes()
+                        .get(lo..)
+                        .is_some_and(|hay| memchr::memmem::find(hay, start.as_bytes()).is_some())
+                });
+                if hit {
+                    return Scan::NotCall;
+                }
+                searched = grown.len();
+            }
+        }
+        if seen {
+            Scan::Open
+        } else {
+            Scan::NotCall
+        }
+    }
+}
+
+/// The committed message from the partial parse `base` of the text up to the break: only
+/// announced calls; `tail` (the text from the break on) appended to the content; a full parse
+/// (`partial` false) ends the calls with their arguments healed where healing only appends
+/// (what a stream emitted stays a prefix), `{}` for none.
+fn finalize(mut base: PartialMessage, tail: Option<&str>, partial: bool) -> PartialMessage {
+    let keep = announced(&base);
+    base.tool_calls.truncate(keep);
+    if let Some(tail) = tail {
+        base.content.push_str(tail);
+        let trimmed = base.content.trim();
+        if trimmed.len() != base.content.len() {
+            base.content = trimmed.to_owned();
+        }
+    }
+    if !partial {
+        for call in &mut base.tool_calls {
+            if !call.arguments_final {
+                if call.arguments.trim().is_empty() {
+                    call.arguments = "{}".to_owned();
+                } else if let Some(healed) = heal_by_appending(&call.arguments) {
+                    call.arguments = healed;
+                }
+                call.arguments_final = true;
+            }
+            call.healed_arguments = None;
+            call.name_final = true;
+            call.id_final = true;
+        }
+    }
+    base
+}
+
+/// Heals cut JSON arguments by appending only (what a stream emitted stays a prefix): plain
+/// healing when it only appends, else after completing a dangling member (a key without
+/// value gets `null`, a trailing comma an empty key, a cut number a digit). `None` when no
+/// such completion gives valid JSON.
+fn heal_by_appending(arguments: &str) -> Option<String> {
+    const COMPLETIONS: [&str; 8] = [
+        "",
+        "null",
+        ":null",
+        "\":null",
+        "\"\":null",
+        "0",
+        "\"",
+        "\"\"",
+    ];
+    COMPLETIONS.iter().find_map(|completion| {
+        let text = format!("{arguments}{completion}");
+        let healing = crate::message::heal::heal(&text)?;
+        if !healing.only_appends(&text) {
+            return None;
+        }
+        let healed = healing.apply(&text);
+        serde_json::from_str::<serde_json::Value>(&healed)
+            .is_ok()
+            .then_some(healed)
+    })
+}
