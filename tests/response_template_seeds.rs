@@ -1,6 +1,7 @@
 //! The fuzz seeds in `corpus/response_template/` (`template JSON` NUL `prefix` NUL `text` NUL
-//! `cut bytes`) load, parse, and stream exactly like a one-shot parse. Fuzz findings saved
-//! there become regression tests.
+//! `cut bytes`) load, parse, and stream exactly like a one-shot parse. Only the named seeds are
+//! read: the entries libFuzzer adds (named by their SHA-1) are arbitrary bytes, replayed by the
+//! fuzz target itself; its crashes become regressions under `tests/regressions/`.
 
 use chatparse::response_template::{merge_chunks, Event, ResponseParser, ResponseTemplate};
 use serde_json::Value;
@@ -18,12 +19,22 @@ fn run<'t>(tpl: &'t ResponseTemplate, prefix: &str, pieces: &[&str]) -> Outcome<
     Ok((message, merge_chunks(&events)))
 }
 
+/// A corpus entry libFuzzer wrote: 40 hex digits (the SHA-1 of its content).
+fn is_libfuzzer_entry(path: &std::path::Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.len() == 40 && n.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 #[test]
 fn seeds_stream_like_one_shot() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/response_template");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).expect("seed directory") {
         let path = entry.expect("entry").path();
+        if is_libfuzzer_entry(&path) {
+            continue;
+        }
         let data = std::fs::read(&path).expect("seed");
         let mut parts = data.splitn(4, |b| *b == 0);
         let template: Value =
