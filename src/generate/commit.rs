@@ -163,6 +163,18 @@ impl ChatParser {
         mapper.finish(true)
     }
 
+    /// Whether a content node of `ast` covers a call start at `t` (session text).
+    fn is_content_at(&self, ast: &Ast<'_>, t: usize) -> bool {
+        let Some(content) = self.grammar.tag_id(tags::CONTENT) else {
+            return false;
+        };
+        let shortest = self.call_starts.iter().map(String::len).min().unwrap_or(0);
+        ast.nodes().iter().any(|n| {
+            let span = n.span();
+            n.tag_id() == content && span.start <= t && t + shortest.max(1) <= span.end
+        })
+    }
+
     /// Parses `text` one character further at a time from the trigger at `t` (see the module
     /// docs).
     fn scan_call(&self, text: &str, t: usize) -> Scan {
@@ -204,7 +216,10 @@ impl ChatParser {
                         .get(lo..)
                         .is_some_and(|hay| memchr::memmem::find(hay, start.as_bytes()).is_some())
                 });
-                if hit {
+                // A call start in the grown content may be an earlier trigger (one whose call
+                // broke only now): the trigger at `t` is content only when a content node of
+                // the tree covers it (checked only on such a hit, which is rare).
+                if hit && self.is_content_at(&session.ast(), t) {
                     return Scan::NotCall;
                 }
                 searched = grown.len();
