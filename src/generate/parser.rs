@@ -199,19 +199,6 @@ impl ChatParser {
                     t.arguments.string_close.clone(),
                 )
             });
-        let triggers = format
-            .tools
-            .as_ref()
-            .filter(|_| options.tools)
-            .map(|t| {
-                [&t.section_start, &t.per_call_start, &t.function.name_prefix]
-                    .into_iter()
-                    .map(|m| m.trim().to_owned())
-                    .filter(|m| !m.is_empty())
-                    .take(1)
-                    .collect()
-            })
-            .unwrap_or_default();
         let mut call_starts: Vec<String> = format
             .tools
             .as_ref()
@@ -224,6 +211,8 @@ impl ChatParser {
                     .collect()
             })
             .unwrap_or_default();
+        // The trigger is the outermost call-start marker.
+        let triggers: Vec<String> = call_starts.iter().take(1).cloned().collect();
         call_starts.dedup();
         let expects_id = format.tools.as_ref().is_some_and(|t| {
             t.call_id.position != CallIdPosition::None

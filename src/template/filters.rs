@@ -19,7 +19,7 @@ use super::python::{json_dumps, py_str, DumpOptions};
 const TOJSON_PARAMS: [&str; 4] = ["ensure_ascii", "indent", "separators", "sort_keys"];
 
 /// Splits filter/function arguments into positional values and keyword pairs.
-fn split_args(args: &[Value]) -> (Vec<Value>, Vec<(String, Value)>) {
+pub(super) fn split_args(args: &[Value]) -> (Vec<Value>, Vec<(String, Value)>) {
     let mut positional = Vec::new();
     let mut keywords = Vec::new();
     for arg in args {

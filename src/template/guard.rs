@@ -228,28 +228,9 @@ pub(crate) fn require_size(what: &str, estimate: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Splits call arguments into positional values and keyword arguments (by name).
-fn positional_and_kwargs(args: &[Value]) -> (Vec<Value>, Vec<(String, Value)>) {
-    let mut positional = Vec::new();
-    let mut kwargs = Vec::new();
-    for arg in args {
-        if arg.is_kwargs() {
-            if let Ok(keys) = arg.try_iter() {
-                for key in keys {
-                    let v = arg.get_item(&key).unwrap_or_default();
-                    kwargs.push((key.as_str().unwrap_or_default().to_string(), v));
-                }
-            }
-        } else {
-            positional.push(arg.clone());
-        }
-    }
-    (positional, kwargs)
-}
-
 /// Argument `i` (after the filtered value) or keyword `name`.
 fn arg(args: &[Value], i: usize, name: &str) -> Option<Value> {
-    let (positional, kwargs) = positional_and_kwargs(args);
+    let (positional, kwargs) = super::filters::split_args(args);
     positional
         .get(i)
         .cloned()
