@@ -188,7 +188,10 @@ impl ChatParser {
         let before = announced(mapper.message());
         let content = mapper.message().content.len();
         let mut searched = content;
-        let mut seen = false;
+        // The call announced from `t`: its id, its name and how much argument text it showed.
+        // A different call at the same index (a later call start, once the one at `t` broke
+        // and turned into content) is not it.
+        let mut seen: Option<(String, String, usize)> = None;
         let mut viable = t;
         for (i, ch) in text[t..].char_indices() {
             let end = t + i + ch.len_utf8();
@@ -198,10 +201,25 @@ impl ChatParser {
                 Change::None => {}
                 Change::Tree => mapper.update(&session.ast(), session.text()),
             }
-            if announced(mapper.message()) > before {
-                seen = true;
+            let call = mapper
+                .message()
+                .tool_calls
+                .get(before)
+                .filter(|c| announced(mapper.message()) > before && c.is_announceable());
+            if let Some(call) = call {
+                match &mut seen {
+                    None => seen = Some((call.id.clone(), call.name.clone(), call.arguments.len())),
+                    Some((id, name, shown))
+                        if *id == call.id
+                            && *name == call.name
+                            && call.arguments.len() >= *shown =>
+                    {
+                        *shown = call.arguments.len();
+                    }
+                    Some(_) => return Scan::Broke(viable),
+                }
                 viable = end;
-            } else if seen {
+            } else if seen.is_some() {
                 return Scan::Broke(viable);
             } else if mapper.message().content.len() > searched {
                 // Content grew: the trigger is content once it shows there (text held back
@@ -225,7 +243,7 @@ impl ChatParser {
                 searched = grown.len();
             }
         }
-        if seen {
+        if seen.is_some() {
             Scan::Open
         } else {
             Scan::NotCall
