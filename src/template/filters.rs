@@ -146,7 +146,7 @@ pub(crate) fn from_json(value: &Value) -> Result<Value, Error> {
 }
 
 /// Python `str.splitlines()` line boundaries.
-fn is_line_break(c: char) -> bool {
+pub(super) fn is_line_break(c: char) -> bool {
     matches!(
         c,
         '\n' | '\r'

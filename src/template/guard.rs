@@ -322,20 +322,7 @@ fn split_pieces(s: &str, sep: Option<&str>) -> usize {
 /// Pieces of `s.splitlines()`.
 fn line_pieces(s: &str) -> usize {
     s.chars()
-        .filter(|c| {
-            matches!(
-                c,
-                '\n' | '\r'
-                    | '\u{b}'
-                    | '\u{c}'
-                    | '\u{1c}'
-                    | '\u{1d}'
-                    | '\u{1e}'
-                    | '\u{85}'
-                    | '\u{2028}'
-                    | '\u{2029}'
-            )
-        })
+        .filter(|&c| super::filters::is_line_break(c))
         .count()
         + 1
 }
