@@ -56,9 +56,13 @@ fn announced(message: &PartialMessage) -> usize {
 }
 
 impl ChatParser {
-    /// Whether `content` holds a call start (the cheap gate of [`commit`](Self::commit)): a
-    /// `memchr` for its first byte, then `memmem` (SIMD) only when that byte occurs.
+    /// Whether `content` holds a call start (the cheap gate of [`commit`](Self::commit)): one
+    /// `memchr` pass over the call starts' first bytes, checking the starts where one occurs
+    /// (or, with more than three first bytes, a `memchr` then a `memmem` per call start).
     pub(crate) fn has_trigger(&self, content: &[u8]) -> bool {
+        if let Some(scan) = &self.call_start_scan {
+            return scan.has_marker(content);
+        }
         self.call_starts.iter().any(|start| {
             start.as_bytes().first().is_some_and(|&first| {
                 memchr::memchr(first, content).is_some()
@@ -197,7 +201,9 @@ impl ChatParser {
             let end = t + i + ch.len_utf8();
             session.feed_str(&text[t + i..end]);
             match session.last_change() {
-                Change::Frontier(frontier) => mapper.grow(frontier, session.text()),
+                Change::Frontier(frontier) => {
+                    mapper.grow(frontier, session.text());
+                }
                 Change::None => {}
                 Change::Tree => mapper.update(&session.ast(), session.text()),
             }

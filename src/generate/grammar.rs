@@ -46,6 +46,11 @@ pub struct GrammarOptions {
     pub parallel_tool_calls: bool,
     /// The prefill opened reasoning (the model starts inside it).
     pub reasoning_open: bool,
+    /// The input starts inside the reasoning: the prefill was exactly the reasoning start
+    /// marker and is not part of the input (the grammar reads what follows it). Equivalent
+    /// to reading the prefill first, since the opening branch always matches it; saves
+    /// copying the output behind the prefill on every parse.
+    pub starts_in_reasoning: bool,
     /// The content is a JSON value (response format with a JSON schema).
     pub json_schema: bool,
     /// The names of the tools a call may name. A bare JSON call (no marker opens it) must
@@ -220,7 +225,13 @@ pub fn build_grammar(
     } else {
         b.optional(b.seq([b.space(), b.choice(echoes.iter().map(|e| b.literal(e)))]))
     };
-    let root = b.seq([echo, reasoning, wrapped, body, b.end()]);
+    // A header echo precedes the reasoning opener, so none follows an opener the prefill
+    // wrote.
+    let root = if options.starts_in_reasoning {
+        b.seq([reasoning, wrapped, body, b.end()])
+    } else {
+        b.seq([echo, reasoning, wrapped, body, b.end()])
+    };
     let mut markers = triggers;
     markers.extend(echoes);
     if !cs.is_empty() {
@@ -408,8 +419,11 @@ impl Gen<'_> {
                 ])),
             ])
         };
-        let _ = options.reasoning_open;
         let close = self.closes(end);
+        if options.starts_in_reasoning {
+            // What follows the opener of the branch below (the prefill was the opener).
+            return b.seq([text, b.optional(close)]);
+        }
         if start.is_empty() {
             b.optional(b.seq([text, close]))
         } else {

@@ -24,7 +24,7 @@
 //!   monotone, so streams never emit what the final message trims).
 
 use crate::message::request::declared_types;
-use crate::message::{ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
+use crate::message::{Appended, ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
 use crate::peg::{Ast, Grammar, TagId};
 
 use super::grammar::tags;
@@ -99,11 +99,39 @@ enum ValueMode {
     Literal,
 }
 
+/// The kind of each mapped tag of a grammar (looked up once per parser, not per parse).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TagKinds(Vec<(TagId, Kind)>);
+
+impl TagKinds {
+    /// The tags of `grammar` the mapper reads.
+    pub(crate) fn of(grammar: &Grammar) -> TagKinds {
+        TagKinds(
+            [
+                tags::REASONING,
+                tags::CONTENT,
+                tags::TOOL,
+                tags::TOOL_ID,
+                tags::TOOL_NAME,
+                tags::TOOL_ARGS,
+                tags::TOOL_ARG,
+                tags::TOOL_ARG_NAME,
+                tags::TOOL_ARG_VALUE,
+                tags::TOOL_ARG_STRING,
+                tags::TOOL_ARG_JSON,
+            ]
+            .into_iter()
+            .filter_map(|t| grammar.tag_id(t).map(|id| (id, Kind::of(t))))
+            .collect(),
+        )
+    }
+}
+
 /// Incremental AST → message mapping (see the module docs).
 #[derive(Debug)]
 pub struct Mapper<'t> {
     tools: &'t [Tool],
-    kinds: Vec<(TagId, Kind)>,
+    kinds: &'t [(TagId, Kind)],
     /// Calls carry ids: a call is held back from streams until its id is known.
     expects_id: bool,
     /// Tagged values are literals with these string quotes.
@@ -129,35 +157,19 @@ pub struct Mapper<'t> {
 }
 
 impl<'t> Mapper<'t> {
-    /// A mapper for calls to `tools`; `python`: arguments are Python dicts; `prefill`: what a
-    /// continued message already holds.
-    pub fn new(
-        grammar: &Grammar,
+    /// A mapper for the grammar whose tags are `kinds`, for calls to `tools`; `python`:
+    /// arguments are Python dicts; `prefill`: what a continued message already holds.
+    pub(crate) fn new(
+        kinds: &'t TagKinds,
         tools: &'t [Tool],
         python: bool,
         literal_quotes: Option<(String, String)>,
         expects_id: bool,
         prefill: Prefill,
     ) -> Self {
-        let kinds = [
-            tags::REASONING,
-            tags::CONTENT,
-            tags::TOOL,
-            tags::TOOL_ID,
-            tags::TOOL_NAME,
-            tags::TOOL_ARGS,
-            tags::TOOL_ARG,
-            tags::TOOL_ARG_NAME,
-            tags::TOOL_ARG_VALUE,
-            tags::TOOL_ARG_STRING,
-            tags::TOOL_ARG_JSON,
-        ]
-        .into_iter()
-        .filter_map(|t| grammar.tag_id(t).map(|id| (id, Kind::of(t))))
-        .collect();
         Mapper {
             tools,
-            kinds,
+            kinds: &kinds.0,
             expects_id,
             literal_quotes,
             python,
@@ -275,15 +287,31 @@ impl<'t> Mapper<'t> {
     /// [`Change::Frontier`](crate::peg::Change::Frontier)): the AST of the previous update
     /// with every partial node now ending at `frontier`. O(new text): only the open leaf's new
     /// text is pushed, no node is visited.
-    pub fn grow(&mut self, frontier: usize, text: &str) {
-        let Some(top) = self.stack.last().copied() else {
-            return;
-        };
+    ///
+    /// Returns the one field of the message the step appended to when nothing else changed
+    /// (the delta tracker then looks at that field only); `None`: look at everything.
+    pub fn grow(&mut self, frontier: usize, text: &str) -> Option<Appended> {
+        let top = self.stack.last().copied()?;
         let end = frontier.max(top.start);
         self.push_text(top, end, text);
-        if top.kind == Kind::Name {
-            let name = partial_name(text.get(top.start..end).unwrap_or_default());
-            self.builder.set_partial_name(&name);
+        match top.kind {
+            Kind::Name => {
+                let name = partial_name(text.get(top.start..end).unwrap_or_default());
+                self.builder.set_partial_name(&name);
+                None
+            }
+            Kind::Content => Some(Appended::Content),
+            Kind::Reasoning => Some(Appended::Reasoning),
+            // Argument text goes to the open call (the last one), or to its buffer while its
+            // name is not final (then nothing visible changed).
+            Kind::Args | Kind::ArgValue(_) => self
+                .builder
+                .message()
+                .tool_calls
+                .len()
+                .checked_sub(1)
+                .map(Appended::Arguments),
+            _ => None,
         }
     }
 

@@ -12,7 +12,7 @@ use crate::template::ChatTemplate;
 use super::families;
 use super::format::{ReasoningFormat, TurnFormat};
 use super::grammar::{build_grammar, GrammarOptions};
-use super::mapper::Mapper;
+use super::mapper::{Mapper, TagKinds};
 use super::prompt;
 use super::stream::ChatStream;
 
@@ -91,6 +91,10 @@ pub struct ChatParser {
     /// Every marker that can start a call (section, per-call and name markers): where the
     /// commit rule looks for calls that broke (see `commit.rs`).
     pub(crate) call_starts: Vec<String>,
+    /// One pass over the call starts' first bytes (when they have at most three).
+    pub(crate) call_start_scan: Option<PlainScan>,
+    /// The mapper's view of the grammar's tags.
+    tag_kinds: TagKinds,
     /// What the request asks of the turn, checked after parsing.
     pub(crate) tool_choice: ToolChoice,
     pub(crate) json_schema: Option<serde_json::Value>,
@@ -153,6 +157,7 @@ impl ChatParser {
             tools: request.tools_enabled(),
             parallel_tool_calls: request.parallel_tool_calls,
             reasoning_open: false,
+            starts_in_reasoning: false,
             json_schema: request.json_schema.is_some(),
             tool_names: request.tool_names().map(str::to_owned).collect(),
         };
@@ -171,6 +176,17 @@ impl ChatParser {
             && prefill_text
                 .rfind(start)
                 .is_some_and(|at| end.is_empty() || !prefill_text[at..].contains(end));
+        // A prefill that is only the reasoning opener: the grammar starts inside the
+        // reasoning and the output is read alone (no copy of it behind the prefill).
+        if options.reasoning_open
+            && options.extract_reasoning
+            && format.channels.is_none()
+            && format.reasoning.is_enabled()
+            && prefill_text.trim() == start
+        {
+            options.starts_in_reasoning = true;
+            prefill_text.clear();
+        }
         let built = build_grammar(&format, &options, template_name).map_err(|e: BuildError| {
             GenerateError {
                 template: template_name.to_owned(),
@@ -178,12 +194,15 @@ impl ChatParser {
             }
         })?;
         let prefill = request.prefill();
+        // Without markers, the output is all content (unless it starts inside reasoning).
         let plain_scan = (prefill_text.is_empty()
+            && !options.starts_in_reasoning
             && prefill.content.is_empty()
             && prefill.reasoning_content.is_empty())
         .then(|| PlainScan::new(&built.markers))
         .flatten();
         let grammar = built.grammar;
+        let tag_kinds = TagKinds::of(&grammar);
         let python = format
             .tools
             .as_ref()
@@ -233,6 +252,8 @@ impl ChatParser {
             python,
             template: template_name.to_owned(),
             triggers,
+            call_start_scan: PlainScan::new(&call_starts),
+            tag_kinds,
             call_starts,
             tool_choice: if request.tools_enabled() {
                 request.tool_choice.clone()
@@ -297,7 +318,7 @@ impl ChatParser {
 
     fn parse_with(&self, output: &str, partial: bool) -> Parsed {
         if let Some(scan) = &self.plain_scan {
-            if !scan.has_marker(output) {
+            if !scan.has_marker(output.as_bytes()) {
                 // Nothing but content: the grammar would give one content node.
                 let mut message = ChatMessage::assistant();
                 message.content = output.trim().to_owned();
@@ -413,7 +434,7 @@ impl ChatParser {
 
     pub(crate) fn mapper(&self) -> Mapper<'_> {
         Mapper::new(
-            &self.grammar,
+            &self.tag_kinds,
             &self.tools,
             self.python,
             self.literal_quotes.clone(),
@@ -519,8 +540,7 @@ impl PlainScan {
         })
     }
 
-    fn has_marker(&self, text: &str) -> bool {
-        let bytes = text.as_bytes();
+    pub(crate) fn has_marker(&self, bytes: &[u8]) -> bool {
         let hit = |at: usize| {
             self.markers
                 .iter()

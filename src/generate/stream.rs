@@ -159,8 +159,17 @@ impl<'p> ChatStream<'p> {
         }
         match self.session.last_change() {
             // Only the suspended leaf advanced (a long text or string streaming in): the mapper
-            // pushes the new text of its open leaf, no AST is built.
-            Change::Frontier(frontier) => self.mapper.grow(frontier, self.session.text()),
+            // pushes the new text of its open leaf, no AST is built, and the tracker only
+            // looks at the field that grew (nothing else changed, nothing to verify).
+            Change::Frontier(frontier) => {
+                let appended = self.mapper.grow(frontier, self.session.text());
+                if let (Some(appended), false) = (appended, self.verifying) {
+                    return self
+                        .tracker
+                        .update_appended(self.mapper.message(), appended)
+                        .delta;
+                }
+            }
             Change::None => {}
             Change::Tree => self.sync(),
         }

@@ -83,7 +83,7 @@ pub use request::{
     ArgumentKind, ChatRequest, ContinueFinalMessage, Prefill, ReasoningFormat, RequestMessage,
     Tool, ToolChoice,
 };
-pub use stream::{Conflict, DeltaTracker, TrackerConfig, Update};
+pub use stream::{Appended, Conflict, DeltaTracker, TrackerConfig, Update};
 pub use stream_check::{check_stream, StreamMismatch, StreamProblem};
 
 #[cfg(test)]

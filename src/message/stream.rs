@@ -107,6 +107,20 @@ pub struct DeltaTracker {
     conflicts: usize,
     /// Leading calls that ended and were emitted whole (skipped by cheap updates).
     settled: usize,
+    /// The last update reported no conflict: what was emitted reproduces its snapshot.
+    in_sync: bool,
+}
+
+/// The one field a streaming step appended text to, and nothing else changed (see
+/// [`DeltaTracker::update_appended`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    /// The content.
+    Content,
+    /// The reasoning.
+    Reasoning,
+    /// The arguments of the call at this index.
+    Arguments(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -225,6 +239,7 @@ impl DeltaTracker {
         }
 
         self.conflicts += conflicts.len();
+        self.in_sync = conflicts.is_empty();
         if delta.is_empty() {
             return Update {
                 delta: None,
@@ -238,6 +253,65 @@ impl DeltaTracker {
         Update {
             delta: Some(delta),
             conflicts,
+        }
+    }
+}
+
+impl DeltaTracker {
+    /// [`update`](Self::update) for a snapshot that differs from the previous one only by text
+    /// appended to one field (`appended`), the common streaming step: only that field is
+    /// looked at. The caller vouches for "only"; the tracker falls back to the full update
+    /// unless the previous update reported no conflict and [`TrackerConfig::verify_window`]
+    /// is 0 (no re-comparison), where both give the same delta.
+    pub fn update_appended(&mut self, snapshot: &PartialMessage, appended: Appended) -> Update {
+        if !self.in_sync || self.config.verify_window != 0 {
+            return self.update(snapshot);
+        }
+        let calls = self.calls.len();
+        let (sent, now) = match appended {
+            Appended::Content => (&mut self.content, &snapshot.content),
+            Appended::Reasoning => (&mut self.reasoning, &snapshot.reasoning_content),
+            Appended::Arguments(index) => {
+                // Only the last announced call, with every call announced (the full update
+                // would otherwise look at calls still waiting to be announced).
+                match (self.calls.get_mut(index), snapshot.tool_calls.get(index)) {
+                    (Some(sent), Some(call))
+                        if index + 1 == calls && snapshot.tool_calls.len() == calls =>
+                    {
+                        (&mut sent.arguments, &call.arguments)
+                    }
+                    _ => return self.update(snapshot),
+                }
+            }
+        };
+        let Some(new) = extend(sent, now, 0) else {
+            return self.update(snapshot);
+        };
+        if new.is_empty() {
+            return Update::default();
+        }
+        let mut delta = ChatDelta::default();
+        match appended {
+            Appended::Content => delta.content = owned(new),
+            Appended::Reasoning => delta.reasoning_content = owned(new),
+            Appended::Arguments(index) => {
+                delta.tool_calls = Some(vec![ToolCallDelta {
+                    index,
+                    function: FunctionDelta {
+                        name: None,
+                        arguments: owned(new),
+                    },
+                    ..ToolCallDelta::default()
+                }]);
+            }
+        }
+        if !self.role_sent {
+            self.role_sent = true;
+            delta.role = Some("assistant".to_owned());
+        }
+        Update {
+            delta: Some(delta),
+            conflicts: Vec::new(),
         }
     }
 }

@@ -4,6 +4,7 @@
 use super::error::{line_column, ParseError, ParseErrorKind};
 use super::grammar::{Grammar, Node, Parser, TagId};
 use crate::json::{Scan, Scanner};
+use foldhash::fast::FixedState;
 use std::collections::HashMap;
 
 /// Successful rule results with more AST nodes than this are not memoized.
@@ -119,7 +120,9 @@ pub(crate) struct Machine {
     stack: Vec<Frame>,
     pending: Option<Pending>,
     pub(crate) ast: Vec<RawNode>,
-    memo: HashMap<(u32, usize), Memo>,
+    /// Keyed by (rule, position), with a fast fixed-seed hash: keys are small integers, at
+    /// most one entry per rule and input position, so there is no hash flooding to resist.
+    memo: HashMap<(u32, usize), Memo, FixedState>,
     memo_nodes: Vec<RawNode>,
     lookahead: u32,
     far: usize,
@@ -152,6 +155,10 @@ impl Machine {
             }
         } else if !self.started {
             self.started = true;
+            // Room for a typical turn's nesting and nodes without a chain of small regrowths.
+            self.stack.reserve(32);
+            self.ast.reserve(32);
+            self.expected.reserve(MAX_EXPECTED);
             Msg::Enter(g.root, 0)
         } else {
             return Status::NeedMore;
@@ -578,7 +585,7 @@ impl Machine {
                 // there is neither a match nor a partial one (one `memchr`, no searcher set-up).
                 // Only for short steps: on a long text the searcher below scans it anyway.
                 if let (true, Some(&d0)) = (hay.len() <= SHORT_STEP, finder.needle().first()) {
-                    if memchr::memchr(d0, hay).is_none() {
+                    if !contains_any(hay, &[d0]) {
                         return if eof {
                             LeafOut::Ok(len)
                         } else {
@@ -609,13 +616,7 @@ impl Machine {
                 };
                 let from = pos;
                 let hay = input.get(pos..).unwrap_or(&[]);
-                let any_first = hay.len() > SHORT_STEP
-                    || match **firsts {
-                        [a] => memchr::memchr(a, hay).is_some(),
-                        [a, b] => memchr::memchr2(a, b, hay).is_some(),
-                        [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
-                        _ => true,
-                    };
+                let any_first = hay.len() > SHORT_STEP || contains_any(hay, firsts);
                 if !any_first {
                     // No delimiter can start in the new bytes: no match, no partial one.
                     self.work += hay.len() as u64 + 1;
@@ -826,6 +827,24 @@ fn decode(input: &[u8], pos: usize) -> Option<(char, usize)> {
     let n = char_len(input, pos)?;
     let s = std::str::from_utf8(input.get(pos..pos + n)?).ok()?;
     s.chars().next().map(|c| (c, n))
+}
+
+/// Whether `hay` (a short streaming step, at most [`SHORT_STEP`] bytes) holds one of the
+/// sorted bytes `firsts` (true when there are more than three: the caller then searches).
+/// Steps of a few bytes (a token) are checked inline: a `memchr` call and its dispatch
+/// cost more than the loop.
+#[inline]
+fn contains_any(hay: &[u8], firsts: &[u8]) -> bool {
+    const INLINE: usize = 16;
+    match *firsts {
+        [a] if hay.len() <= INLINE => hay.contains(&a),
+        [a, b] if hay.len() <= INLINE => hay.iter().any(|&x| x == a || x == b),
+        [a, b, c] if hay.len() <= INLINE => hay.iter().any(|&x| x == a || x == b || x == c),
+        [a] => memchr::memchr(a, hay).is_some(),
+        [a, b] => memchr::memchr2(a, b, hay).is_some(),
+        [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
+        _ => true,
+    }
 }
 
 /// The first position `>= from` where a proper prefix of `d` ends the input (or
