@@ -17,13 +17,55 @@
 //! character further at a time (an incremental [`Session`], O(text) parse work plus the mapping
 //! of the changed trees) until the call is announced and then vanishes, or the trigger turns
 //! into content without a call being announced (nothing is committed: `<tool_call> tag` in
-//! prose). Outputs that follow the format never pay for it.
+//! prose). One session ([`CommitCursor`]) serves every trigger of a text in order (and a
+//! stream's checks as its text grows), so k triggers cost one pass, not k re-parses of the
+//! text before them. Outputs that follow the format never pay for it.
 
 use crate::message::PartialMessage;
-use crate::peg::{Ast, Change};
+use crate::peg::{Ast, Change, Session};
 
 use super::grammar::tags;
+use super::mapper::Mapper;
 use super::parser::{located, ChatParser, ParseProblem};
+
+/// Where the commit rule's scans stand: an incremental session and its mapper over a prefix of
+/// the text, kept from one trigger to the next (and, in a stream, from one check to the next),
+/// so that scanning k triggers costs one pass over the text, not k re-parses of its prefix.
+#[derive(Debug)]
+pub(crate) struct CommitCursor<'p> {
+    session: Session<'p>,
+    mapper: Mapper<'p>,
+    /// Session-text offset before which triggers were found to be content (decided, so
+    /// they are not looked at again).
+    from: usize,
+}
+
+impl<'p> CommitCursor<'p> {
+    pub(crate) fn new(parser: &'p ChatParser) -> Self {
+        CommitCursor {
+            session: parser.grammar.session(),
+            mapper: parser.mapper(),
+            from: 0,
+        }
+    }
+
+    /// Work units of the scans so far: (parse, mapping).
+    pub(crate) fn work(&self) -> (u64, u64) {
+        (self.session.work(), self.mapper.work())
+    }
+
+    /// Feeds `piece` (the text that follows the session's) and maps what changed.
+    fn feed(&mut self, piece: &str) {
+        self.session.feed_str(piece);
+        match self.session.last_change() {
+            Change::Frontier(frontier) => {
+                self.mapper.grow(frontier, self.session.text());
+            }
+            Change::None => {}
+            Change::Tree => self.mapper.update(&self.session.ast(), self.session.text()),
+        }
+    }
+}
 
 /// What the character-wise scan of a call found.
 enum Scan {
@@ -73,22 +115,22 @@ impl ChatParser {
 
     /// Applies the commit rule to the parse `ast` of `text` (the session text: prefill and
     /// output) whose mapped message is `message`; `partial`: `text` is a prefix of the output.
-    /// Triggers before `from` (session text) are not looked at; `from` moves past the triggers
-    /// found to be content (decided, so a stream need not scan them again). `None`: the rule
-    /// changes nothing.
-    pub(crate) fn commit(
-        &self,
+    /// `cursor` holds the scan state over a prefix of `text` (a stream passes the same cursor
+    /// on every check, as its text grows): triggers it found to be content are not looked at
+    /// again. `None`: the rule changes nothing.
+    pub(crate) fn commit<'p>(
+        &'p self,
         text: &str,
         ast: &Ast<'_>,
         message: &PartialMessage,
         partial: bool,
-        from: &mut usize,
+        cursor: &mut CommitCursor<'p>,
     ) -> Option<Committed> {
         if !self.has_trigger(message.content.as_bytes()) {
             return None;
         }
         let content = self.grammar.tag_id(tags::CONTENT)?;
-        let start = (*from).max(self.prefill_text.len());
+        let start = cursor.from.max(self.prefill_text.len());
         let mut candidates: Vec<usize> = Vec::new();
         for node in ast.nodes().iter().filter(|n| n.tag_id() == content) {
             let span = node.span();
@@ -110,9 +152,9 @@ impl ChatParser {
         let output_start = self.prefill_text.len().min(text.len());
         let output = text.get(output_start..).unwrap_or_default();
         for t in candidates {
-            match self.scan_call(text, t) {
+            match self.scan_call(cursor, text, t) {
                 Scan::NotCall => {
-                    *from = t + 1;
+                    cursor.from = t + 1;
                     continue;
                 }
                 Scan::Open => {
@@ -180,17 +222,25 @@ impl ChatParser {
     }
 
     /// Parses `text` one character further at a time from the trigger at `t` (see the module
-    /// docs).
-    fn scan_call(&self, text: &str, t: usize) -> Scan {
+    /// docs), continuing the cursor's session (a fresh one when it already went past `t`).
+    fn scan_call<'p>(&'p self, cursor: &mut CommitCursor<'p>, text: &str, t: usize) -> Scan {
         let Some(head) = text.get(..t) else {
             return Scan::NotCall;
         };
-        let mut session = self.grammar.session();
-        session.feed_str(head);
-        let mut mapper = self.mapper();
-        mapper.update(&session.ast(), session.text());
-        let before = announced(mapper.message());
-        let content = mapper.message().content.len();
+        let have = cursor.session.text().len();
+        // The cursor's text is a prefix of `text` (the same text, or a stream's text that
+        // grew since); it must not be past the trigger.
+        if have > t {
+            let from = cursor.from;
+            *cursor = CommitCursor::new(self);
+            cursor.from = from;
+        }
+        let have = cursor.session.text().len();
+        if let Some(piece) = head.get(have..).filter(|p| !p.is_empty()) {
+            cursor.feed(piece);
+        }
+        let before = announced(cursor.mapper.message());
+        let content = cursor.mapper.message().content.len();
         let mut searched = content;
         // The call announced from `t`: its id, its name and how much argument text it showed.
         // A different call at the same index (a later call start, once the one at `t` broke
@@ -199,19 +249,12 @@ impl ChatParser {
         let mut viable = t;
         for (i, ch) in text[t..].char_indices() {
             let end = t + i + ch.len_utf8();
-            session.feed_str(&text[t + i..end]);
-            match session.last_change() {
-                Change::Frontier(frontier) => {
-                    mapper.grow(frontier, session.text());
-                }
-                Change::None => {}
-                Change::Tree => mapper.update(&session.ast(), session.text()),
-            }
-            let call = mapper
-                .message()
+            cursor.feed(&text[t + i..end]);
+            let message = cursor.mapper.message();
+            let call = message
                 .tool_calls
                 .get(before)
-                .filter(|c| announced(mapper.message()) > before && c.is_announceable());
+                .filter(|c| announced(message) > before && c.is_announceable());
             if let Some(call) = call {
                 match &mut seen {
                     None => seen = Some((call.id.clone(), call.name.clone(), call.arguments.len())),
@@ -227,10 +270,10 @@ impl ChatParser {
                 viable = end;
             } else if seen.is_some() {
                 return Scan::Broke(viable);
-            } else if mapper.message().content.len() > searched {
+            } else if message.content.len() > searched {
                 // Content grew: the trigger is content once it shows there (text held back
                 // before it, such as `<function` before `<function_call>`, may come first).
-                let grown = &mapper.message().content;
+                let grown = &message.content;
                 let hit = self.call_starts.iter().any(|start| {
                     let lo = content
                         .max(searched)
@@ -242,8 +285,13 @@ impl ChatParser {
                 });
                 // A call start in the grown content may be an earlier trigger (one whose call
                 // broke only now): the trigger at `t` is content only when a content node of
-                // the tree covers it (checked only on such a hit, which is rare).
-                if hit && self.is_content_at(&session.ast(), t) {
+                // the tree covers it. Usually the open content node does (checked in O(1));
+                // otherwise the tree is built (O(nodes), only on such a hit).
+                let shortest = self.call_starts.iter().map(String::len).min().unwrap_or(0);
+                if hit
+                    && (cursor.mapper.open_content_covers(t, t + shortest.max(1))
+                        || self.is_content_at(&cursor.session.ast(), t))
+                {
                     return Scan::NotCall;
                 }
                 searched = grown.len();

@@ -195,6 +195,14 @@ impl<'t> Mapper<'t> {
         self.builder.message()
     }
 
+    /// Whether the innermost open node is content that already covers `from..to` (text
+    /// offsets): a cheap sufficient test that a content node of the tree covers that range.
+    pub(crate) fn open_content_covers(&self, from: usize, to: usize) -> bool {
+        self.stack
+            .last()
+            .is_some_and(|o| o.kind == Kind::Content && o.start <= from && to <= o.pushed)
+    }
+
     /// The message as it was before the latest restart (once per restart).
     pub fn take_restarted(&mut self) -> Option<PartialMessage> {
         self.before_restart.take()
@@ -444,6 +452,19 @@ impl<'t> Mapper<'t> {
         } else {
             message.content.is_empty()
         };
+        // The common step: text after text, ending in a visible ASCII character (neither
+        // trimmed nor held), with no whitespace held back.
+        if !empty
+            && self.pending_ws[field].is_empty()
+            && matches!(piece.as_bytes().last(), Some(0x21..=0x7E))
+        {
+            if field == 0 {
+                self.builder.push_reasoning(piece);
+            } else {
+                self.builder.push_content(piece);
+            }
+            return;
+        }
         let piece = if empty { piece.trim_start() } else { piece };
         let body = piece.trim_end();
         let pending = &mut self.pending_ws[field];

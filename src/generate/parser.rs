@@ -6,12 +6,13 @@ use crate::analyze::{Analysis, CallIdPosition, Part};
 use crate::message::{
     ChatMessage, ChatRequest, PartialMessage, Prefill, Tool, ToolCall, ToolChoice,
 };
-use crate::peg::{BuildError, Grammar, ParseError, Status};
+use crate::peg::{Ast, BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
 
+use super::commit::CommitCursor;
 use super::families;
 use super::format::{ReasoningFormat, TurnFormat};
-use super::grammar::{build_grammar, GrammarOptions};
+use super::grammar::{build_grammar, tags, GrammarOptions};
 use super::mapper::{Mapper, TagKinds};
 use super::prompt;
 use super::stream::ChatStream;
@@ -310,7 +311,13 @@ impl ChatParser {
         mapper.update(&ast, session.text());
         let partial = session.status() == Status::NeedMore;
         let message = mapper.finish(partial);
-        match self.commit(session.text(), &ast, &message, true, &mut 0) {
+        match self.commit(
+            session.text(),
+            &ast,
+            &message,
+            true,
+            &mut CommitCursor::new(self),
+        ) {
             Some(committed) => committed.message,
             None => message,
         }
@@ -354,7 +361,8 @@ impl ChatParser {
         // nor a call left in the content applies (the triggers are call starts).
         let has_call_start = self.has_trigger(mapped.content.as_bytes());
         if has_call_start {
-            if let Some(committed) = self.commit(text, &parse.ast, &mapped, partial, &mut 0) {
+            let mut cursor = CommitCursor::new(self);
+            if let Some(committed) = self.commit(text, &parse.ast, &mapped, partial, &mut cursor) {
                 return Parsed {
                     message: into_message(committed.message),
                     problem: Some(committed.problem),
@@ -363,7 +371,7 @@ impl ChatParser {
         }
         let message = into_message(mapped);
         let problem = if has_call_start {
-            self.problem_of(&message, output)
+            self.problem_of(&message, output, Some((&parse.ast, text)))
         } else {
             self.request_problem(&message, output)
         };
@@ -372,8 +380,15 @@ impl ChatParser {
 
     /// The first problem of a parsed turn: a call left in the content, then what the request
     /// asked that the turn does not do (see [`request_problem`](Self::request_problem)).
-    pub(crate) fn problem_of(&self, message: &ChatMessage, output: &str) -> Option<ParseProblem> {
-        self.unparsed_call(message, output)
+    /// `parse`: the AST and session text (prefill included) the message was mapped from, to
+    /// locate a call left in the content.
+    pub(crate) fn problem_of(
+        &self,
+        message: &ChatMessage,
+        output: &str,
+        parse: Option<(&Ast<'_>, &str)>,
+    ) -> Option<ParseProblem> {
+        self.unparsed_call(message, output, parse)
             .or_else(|| self.request_problem(message, output))
     }
 
@@ -454,11 +469,33 @@ impl ChatParser {
         )
     }
 
-    /// A trigger left in the content: a call started there but did not parse.
-    fn unparsed_call(&self, message: &ChatMessage, output: &str) -> Option<ParseProblem> {
+    /// A trigger left in the content: a call started there but did not parse. Located at the
+    /// first content node of `parse` that holds it (not at an earlier trigger that did start
+    /// a call), else at its first occurrence in the output.
+    fn unparsed_call(
+        &self,
+        message: &ChatMessage,
+        output: &str,
+        parse: Option<(&Ast<'_>, &str)>,
+    ) -> Option<ParseProblem> {
         for trigger in &self.triggers {
             if find(&message.content, trigger).is_some() {
-                let offset = find(output, trigger).unwrap_or(0);
+                let in_content = parse.and_then(|(ast, text)| {
+                    let content = self.grammar.tag_id(tags::CONTENT)?;
+                    ast.nodes()
+                        .iter()
+                        .filter(|n| n.tag_id() == content)
+                        .filter_map(|n| {
+                            let span = n.span();
+                            let hay = text.get(span.clone())?;
+                            find(hay, trigger).map(|i| span.start + i)
+                        })
+                        .min()
+                });
+                let offset = in_content
+                    .map(|at| at.saturating_sub(self.prefill_text.len()))
+                    .or_else(|| find(output, trigger))
+                    .unwrap_or(0);
                 return Some(located(
                     &self.template,
                     output,

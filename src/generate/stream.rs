@@ -11,8 +11,8 @@
 //! (the mapper pushes each byte once). Most feeds only advance the suspended leaf (a long text,
 //! argument value or JSON string streaming in): the session reports
 //! [`Change::Frontier`] and the stream neither builds an AST nor walks nodes, it lets the mapper
-//! push the leaf's new text (`Mapper::grow`), so such a feed costs O(chunk) plus the tracker's
-//! O(open calls) (calls that ended and were emitted whole are not looked at again). Other feeds
+//! push the leaf's new text (`Mapper::grow`), and the tracker looks only at the field that grew
+//! ([`DeltaTracker::update_appended`]), so such a feed costs O(chunk). Other feeds
 //! read the session's AST (O(nodes)) and map what changed. [`finish`](ChatStream::finish) maps
 //! the final tree once more. Both work counters are exposed ([`ChatStream::work`]) and a test
 //! checks linearity with them.
@@ -65,6 +65,7 @@
 use crate::message::{ChatDelta, ChatMessage, DeltaTracker, PartialMessage, TrackerConfig};
 use crate::peg::{Change, Session, Status};
 
+use super::commit::CommitCursor;
 use super::mapper::Mapper;
 use super::parser::{ChatParser, Parsed};
 
@@ -80,8 +81,8 @@ pub struct ChatStream<'p> {
     output_len: usize,
     /// Content bytes of the mapped message already searched for call triggers.
     content_checked: usize,
-    /// Session-text offset before which triggers in content were found not to be calls.
-    triggers_checked: usize,
+    /// The commit rule's scan state (created at the first check), kept as the text grows.
+    commit_cursor: Option<CommitCursor<'p>>,
     /// Set once a committed call broke (see "Committing to a call"): the message from then on.
     committed: Option<CommittedTail>,
 }
@@ -139,7 +140,7 @@ impl<'p> ChatStream<'p> {
             verifying: false,
             output_len: 0,
             content_checked: 0,
-            triggers_checked: 0,
+            commit_cursor: None,
             committed: None,
         };
         stream.sync();
@@ -234,7 +235,8 @@ impl<'p> ChatStream<'p> {
             &self.session.ast(),
             self.mapper.message(),
             true,
-            &mut self.triggers_checked,
+            self.commit_cursor
+                .get_or_insert_with(|| CommitCursor::new(self.parser)),
         ) else {
             return false;
         };
@@ -323,13 +325,19 @@ impl<'p> ChatStream<'p> {
         let output = text
             .get(self.parser.prefill_text.len()..)
             .unwrap_or_default();
-        let problem = self.parser.problem_of(&message, output);
+        // No call start is left in the content here (that case took the one-shot path).
+        let problem = self.parser.problem_of(&message, output, None);
         (delta, Parsed { message, problem })
     }
 
-    /// Work units so far: (parse, mapping). Both grow linearly with the fed bytes.
+    /// Work units so far: (parse, mapping), the commit rule's scans included. Both grow
+    /// linearly with the fed bytes.
     pub fn work(&self) -> (u64, u64) {
-        (self.session.work(), self.mapper.work())
+        let (scan_parse, scan_mapping) = self.commit_cursor.as_ref().map_or((0, 0), |c| c.work());
+        (
+            self.session.work() + scan_parse,
+            self.mapper.work() + scan_mapping,
+        )
     }
 
     /// How many times an open node vanished and the mapping restarted (a delta conflict).

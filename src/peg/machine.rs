@@ -145,6 +145,10 @@ impl Machine {
         if let Some(s) = self.done {
             return s;
         }
+        if !eof && self.step_text_scan(g, input) {
+            self.leaf_only = true;
+            return Status::NeedMore;
+        }
         let mut msg = if let Some(p) = self.pending.take() {
             match self.leaf(g, p.node, p.start, p.leaf, p.rule, input, eof) {
                 Some(m) => m,
@@ -410,6 +414,42 @@ impl Machine {
                 Msg::Ret(r)
             }
         }
+    }
+
+    /// The common streaming step, done in place: the suspended leaf scans text for a
+    /// delimiter (`until`, `until_one_of`) and none of the few new bytes can start one, so it
+    /// only advances to the end of the input (what [`run_leaf`](Self::run_leaf) would do,
+    /// without moving the suspended state out and back). Returns whether it applied.
+    fn step_text_scan(&mut self, g: &Grammar, input: &[u8]) -> bool {
+        let Some(p) = self.pending.as_mut() else {
+            return false;
+        };
+        let Leaf::Pos(pos) = p.leaf else {
+            return false;
+        };
+        let hay = input.get(pos..).unwrap_or_default();
+        if hay.len() > SHORT_STEP {
+            return false;
+        }
+        // The same work units as `run_leaf` counts for this step.
+        let work = match g.node(p.node) {
+            Node::Until(finder) => finder
+                .needle()
+                .first()
+                .filter(|&&d0| !contains_any(hay, &[d0]))
+                .map(|_| hay.len() as u64),
+            Node::UntilOneOf { firsts, .. } if !contains_any(hay, firsts) => {
+                Some(hay.len() as u64 + 1)
+            }
+            _ => None,
+        };
+        let Some(work) = work else {
+            return false;
+        };
+        p.leaf = Leaf::Pos(input.len());
+        p.progress = input.len();
+        self.work += work;
+        true
     }
 
     fn record(&mut self, at: usize, node: Parser, json: Option<&'static str>, rule: u32) {

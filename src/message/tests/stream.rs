@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use crate::message::{
-    ChatDelta, ChatMessage, Conflict, DeltaAccumulator, DeltaTracker, MessageBuilder,
+    Appended, ChatDelta, ChatMessage, Conflict, DeltaAccumulator, DeltaTracker, MessageBuilder,
     PartialMessage, PartialToolCall, TrackerConfig,
 };
 
@@ -191,6 +191,61 @@ fn changed_calls_are_reported() {
     );
     assert_eq!(tracker.conflicts(), 6);
     assert!(!Conflict::MissingCall(1).to_string().is_empty());
+}
+
+/// Snapshots where each step appends to one field only, with that field named.
+fn appending_steps() -> Vec<(PartialMessage, Appended)> {
+    let mut steps = Vec::new();
+    let mut m = text("", "");
+    for piece in ["Let me", " think ", "é→"] {
+        m.reasoning_content.push_str(piece);
+        steps.push((m.clone(), Appended::Reasoning));
+    }
+    for piece in ["Sure", ", here", "  "] {
+        m.content.push_str(piece);
+        steps.push((m.clone(), Appended::Content));
+    }
+    m.tool_calls.push(call("c1", "get", true, ""));
+    steps.push((m.clone(), Appended::Arguments(0)));
+    for piece in ["{\"a\"", ": 1", ""] {
+        m.tool_calls[0].arguments.push_str(piece);
+        steps.push((m.clone(), Appended::Arguments(0)));
+    }
+    steps
+}
+
+#[test]
+fn appended_updates_equal_full_updates() {
+    let config = TrackerConfig { verify_window: 0 };
+    let (mut fast, mut full) = (
+        DeltaTracker::with_config(config),
+        DeltaTracker::with_config(config),
+    );
+    for (i, (snapshot, appended)) in appending_steps().into_iter().enumerate() {
+        // The step that adds the call is not an append: both take the full update there.
+        let update = if i == 6 {
+            fast.update(&snapshot)
+        } else {
+            fast.update_appended(&snapshot, appended)
+        };
+        assert_eq!(update, full.update(&snapshot), "step {i}");
+    }
+}
+
+#[test]
+fn appended_updates_fall_back_after_a_conflict() {
+    let mut tracker = DeltaTracker::with_config(TrackerConfig { verify_window: 0 });
+    let _ = tracker.update(&text("", "abc"));
+    // A retracted reasoning is held back and reported...
+    assert_eq!(
+        tracker.update(&text("", "ab")).conflicts,
+        vec![Conflict::Reasoning]
+    );
+    // ...and the next step, though it only appends content, is checked in full: the
+    // reasoning conflict is reported again, the content still streams.
+    let update = tracker.update_appended(&text("x", "ab"), Appended::Content);
+    assert_eq!(update.conflicts, vec![Conflict::Reasoning]);
+    assert_eq!(update.delta.and_then(|d| d.content), Some("x".to_owned()));
 }
 
 #[test]
