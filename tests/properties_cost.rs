@@ -17,10 +17,11 @@ fn parser() -> ChatParser {
     ChatParser::new(model.template(), model.analysis(), &request).unwrap()
 }
 
-/// Streams `output` in 4 KiB chunks; returns total work units (parse + mapping).
-fn work(parser: &ChatParser, output: &str) -> u64 {
+/// Streams `output` in `chunk`-byte chunks; returns total work units (parse, AST building
+/// and mapping).
+fn work(parser: &ChatParser, output: &str, chunk: usize) -> u64 {
     let mut stream = parser.stream();
-    for chunk in output.as_bytes().chunks(CHUNK) {
+    for chunk in output.as_bytes().chunks(chunk) {
         stream.feed(chunk);
     }
     let (parse, mapping) = stream.work();
@@ -31,14 +32,14 @@ fn work(parser: &ChatParser, output: &str) -> u64 {
 /// `make(n)` builds an output of about `n` bytes; the work for 2n must stay about twice the
 /// work for n, and below `per_byte` units per byte.
 fn check_linear(name: &str, make: impl Fn(usize) -> String) {
-    check_linear_from(name, 1 << 19, make);
+    check_linear_from(name, 1 << 19, CHUNK, make);
 }
 
-/// [`check_linear`] from `n` bytes (to `2n`).
-fn check_linear_from(name: &str, n: usize, make: impl Fn(usize) -> String) {
+/// [`check_linear`] from `n` bytes (to `2n`), streamed in `chunk`-byte chunks.
+fn check_linear_from(name: &str, n: usize, chunk: usize, make: impl Fn(usize) -> String) {
     let parser = parser();
     let (small, large) = (make(n), make(2 * n));
-    let (w_small, w_large) = (work(&parser, &small), work(&parser, &large));
+    let (w_small, w_large) = (work(&parser, &small, chunk), work(&parser, &large, chunk));
     let ratio = w_large as f64 / w_small.max(1) as f64;
     let per_byte = w_large as f64 / large.len() as f64;
     eprintln!(
@@ -74,7 +75,7 @@ fn many_call_starts_in_prose_are_linear() {
     // not re-parse the output before it each time (its scans count in the stream's work).
     // Smaller than the other inputs: each of the thousands of call starts costs a tree
     // rebuild, which the work units do not count.
-    check_linear_from("call starts in prose", 1 << 15, |n| {
+    check_linear_from("call starts in prose", 1 << 15, CHUNK, |n| {
         repeat_to("a <tool_call> tag, like HTML, in prose. ", n)
     });
 }
@@ -101,6 +102,18 @@ fn many_calls_are_linear() {
     check_linear("many calls", |n| {
         repeat_to(
             "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>\n",
+            n,
+        )
+    });
+}
+
+#[test]
+fn many_calls_streamed_in_tokens_are_linear() {
+    // Every few bytes change the tree here (markers, names, values): reading it must not
+    // rebuild the finished calls' nodes each time.
+    check_linear_from("many calls, 4-byte chunks", 1 << 15, 4, |n| {
+        repeat_to(
+            "<tool_call>\n{\"name\": \"ping\", \"arguments\": {\"n\": 1}}\n</tool_call>\n",
             n,
         )
     });
@@ -139,7 +152,7 @@ fn deep_nesting_past_the_limit_keeps_the_text() {
             parsed.message.content.trim(),
             output[problem.offset..].trim()
         );
-        let units = work(&parser, &output);
+        let units = work(&parser, &output, CHUNK);
         assert!(units < 64 * output.len() as u64, "{units} work units");
     }
 }

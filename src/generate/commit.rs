@@ -62,7 +62,7 @@ impl<'p> CommitCursor<'p> {
                 self.mapper.grow(frontier, self.session.text());
             }
             Change::None => {}
-            Change::Tree => self.mapper.update(&self.session.ast(), self.session.text()),
+            Change::Tree => self.mapper.follow(&self.session),
         }
     }
 }

@@ -25,7 +25,7 @@
 
 use crate::message::request::declared_types;
 use crate::message::{Appended, ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
-use crate::peg::{Ast, Grammar, TagId};
+use crate::peg::{Ast, Grammar, Session, TagId};
 
 use super::grammar::tags;
 
@@ -223,7 +223,25 @@ impl<'t> Mapper<'t> {
         self.builder.finish(partial)
     }
 
-    /// Maps what `ast` (over `text`) adds to the previous update.
+    /// Maps the session's tree as it is now: a window of it from where this mapper may still
+    /// look ([`Session::ast_from`]), so a step costs O(nodes not finished with) rather than
+    /// O(all nodes); the whole tree when the mapping restarts.
+    pub fn follow(&mut self, session: &Session<'_>) {
+        let mut hint = self.next.saturating_sub(1);
+        if let Some(outer) = self.stack.first() {
+            hint = hint.min(outer.index);
+        }
+        let ast = session.ast_from(hint);
+        if ast.base() == 0 || self.consistent(&ast) {
+            self.update(&ast, session.text());
+        } else {
+            self.update(&session.ast(), session.text());
+        }
+    }
+
+    /// Maps what `ast` (over `text`) adds to the previous update. A window ([`Ast::base`])
+    /// must hold the nodes from the last one entered and the open ones on (see
+    /// [`follow`](Self::follow)).
     pub fn update(&mut self, ast: &Ast<'_>, text: &str) {
         if !self.consistent(ast) {
             self.restarts += 1;
@@ -240,18 +258,17 @@ impl<'t> Mapper<'t> {
         }
         // The open leaf grew.
         if let Some(top) = self.stack.last().copied() {
-            let end = ast
-                .nodes()
-                .get(top.index)
-                .map_or(top.pushed, |n| n.span().end);
+            let end = ast.get(top.index).map_or(top.pushed, |n| n.span().end);
             self.push_text(top, end, text);
         }
-        let nodes = ast.nodes();
-        while self.next < nodes.len() {
+        while self.next < ast.end() {
             let index = self.next;
             self.next += 1;
             self.work += 1;
-            let node = &nodes[index];
+            let Some(node) = ast.get(index) else {
+                // Before the window: cannot happen for a consistent mapper (see `window`).
+                continue;
+            };
             let parent = node.parent().map(|p| p.index());
             while let Some(top) = self.stack.last().copied() {
                 if Some(top.index) == parent || self.is_ancestor(ast, top.index, index) {
@@ -274,7 +291,7 @@ impl<'t> Mapper<'t> {
             self.push_text(open, span.end, text);
         }
         while let Some(top) = self.stack.last().copied() {
-            if nodes.get(top.index).is_some_and(|n| n.is_partial()) {
+            if ast.get(top.index).is_some_and(|n| n.is_partial()) {
                 break;
             }
             self.stack.pop();
@@ -283,7 +300,7 @@ impl<'t> Mapper<'t> {
         // Partial names are shown (not final) while they grow.
         if let Some(top) = self.stack.last().copied() {
             if top.kind == Kind::Name {
-                if let Some(node) = nodes.get(top.index) {
+                if let Some(node) = ast.get(top.index) {
                     let name = partial_name(text.get(node.span()).unwrap_or_default());
                     self.builder.set_partial_name(&name);
                 }
@@ -331,26 +348,24 @@ impl<'t> Mapper<'t> {
     }
 
     fn consistent(&self, ast: &Ast<'_>) -> bool {
-        let nodes = ast.nodes();
-        nodes.len() >= self.next
+        ast.end() >= self.next
             && self.last_entered.is_none_or(|(tag, start)| {
                 self.next
                     .checked_sub(1)
-                    .and_then(|i| nodes.get(i))
+                    .and_then(|i| ast.get(i))
                     .is_some_and(|n| n.tag_id() == tag && n.span().start == start)
             })
             && self.stack.iter().all(|o| {
                 // Same tag too: a failed call alternative can leave a content node at the same
                 // index and start (`<tool_call> t...` turning into content).
-                nodes.get(o.index).is_some_and(|n| {
+                ast.get(o.index).is_some_and(|n| {
                     n.tag_id() == o.tag && n.span().start == o.start && n.span().end >= o.pushed
                 })
             })
     }
 
     fn is_ancestor(&self, ast: &Ast<'_>, ancestor: usize, mut index: usize) -> bool {
-        let nodes = ast.nodes();
-        while let Some(parent) = nodes.get(index).and_then(|n| n.parent()) {
+        while let Some(parent) = ast.get(index).and_then(|n| n.parent()) {
             if parent.index() == ancestor {
                 return true;
             }
@@ -540,7 +555,7 @@ impl<'t> Mapper<'t> {
     }
 
     fn exit(&mut self, open: Open, ast: &Ast<'_>, text: &str) {
-        let Some(node) = ast.nodes().get(open.index) else {
+        let Some(node) = ast.get(open.index) else {
             return;
         };
         let raw = text.get(node.span()).unwrap_or_default();

@@ -346,7 +346,6 @@ impl<'p> ChatStream<'p> {
     }
 
     fn sync(&mut self) {
-        let ast = self.session.ast();
-        self.mapper.update(&ast, self.session.text());
+        self.mapper.follow(&self.session);
     }
 }

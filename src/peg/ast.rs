@@ -52,14 +52,32 @@ impl AstNode {
 ///
 /// Only `tag` combinators create nodes. A partial parse shows the nodes completed so far plus
 /// every open tag as a partial node ending at the parse frontier.
+///
+/// An AST may be a *window* ([`Session::ast_from`](super::Session::ast_from)): the first
+/// [`base`](Self::base) nodes in pre-order (whole finished top-level subtrees) are left out,
+/// and ids keep their place in the full tree, so a reader that follows a growing parse need
+/// not rebuild what it has read.
 #[derive(Clone, Debug)]
 pub struct Ast<'g> {
     grammar: &'g Grammar,
     nodes: Vec<AstNode>,
+    /// Pre-order index of the first node held.
+    base: u32,
 }
 
 impl<'g> Ast<'g> {
     pub(crate) fn from_raw(grammar: &'g Grammar, raw: &[RawNode], complete: usize) -> Self {
+        Self::from_raw_at(grammar, raw, complete, 0)
+    }
+
+    /// The window of the tree whose first `base` pre-order nodes are whole subtrees left out:
+    /// `raw` holds the post-order nodes after them (`first` relative to the window).
+    pub(crate) fn from_raw_at(
+        grammar: &'g Grammar,
+        raw: &[RawNode],
+        complete: usize,
+        base: usize,
+    ) -> Self {
         let mut nodes: Vec<AstNode> = Vec::with_capacity(raw.len());
         // Direct children (or roots) of the post-order range `lo..hi`, in document order.
         let children = |lo: usize, hi: usize| {
@@ -111,12 +129,44 @@ impl<'g> Ast<'g> {
             let lo = (r.first as usize).min(ri);
             stack.extend(children(lo, ri).into_iter().map(|c| (c, Some(id))));
         }
-        Ast { grammar, nodes }
+        let base = base as u32;
+        if base > 0 {
+            let shift = |id: &mut Option<AstId>| {
+                if let Some(id) = id {
+                    id.0 += base;
+                }
+            };
+            for n in &mut nodes {
+                shift(&mut n.parent);
+                shift(&mut n.first_child);
+                shift(&mut n.next_sibling);
+            }
+        }
+        Ast {
+            grammar,
+            nodes,
+            base,
+        }
     }
 
-    /// Number of nodes.
+    /// Number of nodes (in a window: held ones).
     pub fn len(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// Pre-order index of the first node held (0 unless the AST is a window).
+    pub fn base(&self) -> usize {
+        self.base as usize
+    }
+
+    /// One past the last pre-order index: the number of nodes of the full tree.
+    pub fn end(&self) -> usize {
+        self.base() + self.nodes.len()
+    }
+
+    /// The node at this pre-order index (`None` past the end, or before the window).
+    pub fn get(&self, index: usize) -> Option<&AstNode> {
+        self.nodes.get(index.checked_sub(self.base())?)
     }
 
     /// Whether there are no nodes.
@@ -124,19 +174,20 @@ impl<'g> Ast<'g> {
         self.nodes.is_empty()
     }
 
-    /// All nodes in pre-order.
+    /// All nodes in pre-order (in a window: from [`base`](Self::base) on, so the node with
+    /// id `i` is at `i - base`; see [`get`](Self::get)).
     pub fn nodes(&self) -> &[AstNode] {
         &self.nodes
     }
 
     /// All node ids in pre-order.
     pub fn ids(&self) -> impl Iterator<Item = AstId> {
-        (0..self.nodes.len() as u32).map(AstId)
+        (self.base..self.end() as u32).map(AstId)
     }
 
     /// The node with this id.
     pub fn node(&self, id: AstId) -> Option<&AstNode> {
-        self.nodes.get(id.index())
+        self.get(id.index())
     }
 
     /// The node's tag name (`""` for a foreign id).
@@ -163,7 +214,7 @@ impl<'g> Ast<'g> {
     pub fn roots(&self) -> Siblings<'_, 'g> {
         Siblings {
             ast: self,
-            next: (!self.nodes.is_empty()).then_some(AstId(0)),
+            next: (!self.nodes.is_empty()).then_some(AstId(self.base)),
         }
     }
 
@@ -208,7 +259,7 @@ impl<'g> Ast<'g> {
                 None => break,
             }
         }
-        self.nodes.len()
+        self.end()
     }
 
     /// Calls `f(id, depth)` for every node in pre-order (depth 0 for roots).
@@ -217,10 +268,10 @@ impl<'g> Ast<'g> {
         for (i, n) in self.nodes.iter().enumerate() {
             let d = n
                 .parent
-                .and_then(|p| depths.get(p.index()))
+                .and_then(|p| depths.get(p.index().checked_sub(self.base())?))
                 .map_or(0, |d| d + 1);
             depths.push(d);
-            f(AstId(i as u32), d);
+            f(AstId(self.base + i as u32), d);
         }
     }
 

@@ -385,7 +385,9 @@ impl GrammarBuilder {
         if !handles_ok {
             return Err(BuildError::unknown_rule("<parser from another builder>"));
         }
+        let infallible = super::grammar::infallible_nodes(&arena.nodes, &arena.rules);
         Ok(Grammar {
+            infallible,
             nodes: arena.nodes,
             rules: arena.rules,
             tags: arena.tags,

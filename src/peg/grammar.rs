@@ -97,9 +97,47 @@ pub struct Grammar {
     pub(crate) flavour: Flavour,
     pub(crate) max_depth: usize,
     pub(crate) json_max_depth: usize,
+    /// Per node: it cannot fail (it matches, possibly empty, wherever it starts).
+    pub(crate) infallible: Vec<bool>,
+}
+
+/// Which nodes cannot fail (see [`Grammar::infallible`]): a least fixpoint over the rules, so
+/// recursion counts as fallible unless proven otherwise (conservative).
+pub(crate) fn infallible_nodes(nodes: &[Node], rules: &[Rule]) -> Vec<bool> {
+    let mut known = vec![false; nodes.len()];
+    loop {
+        let mut changed = false;
+        for (i, node) in nodes.iter().enumerate() {
+            let ok = |p: &Parser| known.get(p.idx()).copied().unwrap_or(false);
+            let now = match node {
+                Node::Eps | Node::Space | Node::Until(_) | Node::UntilOneOf { .. } | Node::Rest => {
+                    true
+                }
+                Node::Chars { min, .. } => *min == 0,
+                Node::Seq(ps) => ps.iter().all(ok),
+                Node::Choice(ps) => ps.iter().any(ok),
+                Node::Repeat { p, min, .. } => *min == 0 || ok(p),
+                Node::Peek(p) | Node::Atomic(p) | Node::Tag { p, .. } => ok(p),
+                Node::Ref(r) => rules.get(*r as usize).is_some_and(|rule| ok(&rule.body)),
+                _ => false,
+            };
+            if now && !known[i] {
+                known[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return known;
+        }
+    }
 }
 
 impl Grammar {
+    /// Whether the node cannot fail.
+    pub(crate) fn is_infallible(&self, p: Parser) -> bool {
+        self.infallible.get(p.idx()).copied().unwrap_or(false)
+    }
+
     pub(crate) fn node(&self, p: Parser) -> &Node {
         // Handles are validated at build time; a foreign handle degrades to a failing node.
         self.nodes.get(p.idx()).unwrap_or(&Node::Fail)

@@ -811,7 +811,87 @@ impl Machine {
     /// (`peek`/`negate`: whatever it matches is dropped once it is decided, so showing it
     /// meanwhile would make nodes vanish).
     pub(crate) fn raw_ast(&self, g: &Grammar) -> (Vec<RawNode>, usize) {
-        let mut nodes = self.ast.clone();
+        self.raw_ast_from(g, 0)
+    }
+
+    /// The number of leading completed nodes that are final: no frame still on the stack can
+    /// remove them, no open tag can still wrap them, and no lookahead or atomic frame hides
+    /// them. They form whole top-level subtrees.
+    ///
+    /// Nodes are only removed by truncation to a frame's mark: a sequence or repetition that
+    /// fails, a choice whose alternative fails, a lookahead when it ends. Going from the
+    /// innermost running part (the suspended leaf) outwards, each frame is asked whether what
+    /// runs inside it may still fail and whether it may then fail itself (using the grammar's
+    /// [`infallible`](Grammar::is_infallible) nodes: a sequence whose remaining children
+    /// cannot fail, a repetition that has its minimum, a choice with an infallible
+    /// alternative left do not). The root failing fails the parse, which ends the session.
+    fn settled(&self, g: &Grammar) -> usize {
+        let mut settled = self.ast.len();
+        let mut inner_may_fail = self
+            .pending
+            .as_ref()
+            .is_some_and(|p| !g.is_infallible(p.node));
+        for (depth, f) in self.stack.iter().enumerate().rev() {
+            // (may remove or change the nodes after its mark, may fail itself)
+            let (unsettles, may_fail) = match g.node(f.node) {
+                Node::Seq(ps) => {
+                    let fails =
+                        inner_may_fail || after(ps, f.i).iter().any(|&p| !g.is_infallible(p));
+                    // The root failing fails the parse: nothing to keep then.
+                    (fails && depth > 0, fails)
+                }
+                Node::Choice(ps) => {
+                    let rescued = after(ps, f.i).iter().any(|&p| g.is_infallible(p));
+                    (inner_may_fail && depth > 0, inner_may_fail && !rescued)
+                }
+                Node::Repeat { min, .. } => {
+                    let fails = inner_may_fail && f.i < *min;
+                    (fails && depth > 0, fails)
+                }
+                // Lookaheads drop what they matched; atomic parts are hidden until done; an
+                // open tag will wrap what follows its mark.
+                Node::Peek(_) | Node::Atomic(_) | Node::Tag { .. } => (true, inner_may_fail),
+                Node::Negate(_) => (true, true),
+                _ => (false, inner_may_fail),
+            };
+            if unsettles {
+                settled = settled.min(f.mark as usize);
+            }
+            inner_may_fail = may_fail;
+        }
+        settled
+    }
+
+    /// A whole-subtree boundary at or before `hint` (and before the unsettled nodes): the
+    /// post-order index where a window of the AST may start.
+    pub(crate) fn window_start(&self, g: &Grammar, hint: usize) -> usize {
+        let mut at = self.settled(g);
+        // Step back over whole top-level subtrees (post-order: the subtree ending at
+        // `at - 1` starts at its `first`) until at or before the hint.
+        while at > hint {
+            let first = self
+                .ast
+                .get(at - 1)
+                .map_or(0, |n| (n.first as usize).min(at - 1));
+            at = first;
+        }
+        at
+    }
+
+    /// [`raw_ast`](Self::raw_ast) without the first `base` completed nodes (a
+    /// [`window_start`](Self::window_start)): `first` fields are relative to `base`.
+    pub(crate) fn raw_ast_from(&self, g: &Grammar, base: usize) -> (Vec<RawNode>, usize) {
+        let rebase = |n: &RawNode| RawNode {
+            first: n.first.saturating_sub(base as u32),
+            ..*n
+        };
+        let mut nodes: Vec<RawNode> = self
+            .ast
+            .get(base..)
+            .unwrap_or_default()
+            .iter()
+            .map(rebase)
+            .collect();
         let Some(p) = &self.pending else {
             let n = nodes.len();
             return (nodes, n);
@@ -825,7 +905,7 @@ impl Machine {
         let open = match atomic {
             Some(i) => {
                 let mark = self.stack.get(i).map_or(0, |f| f.mark as usize);
-                nodes.truncate(mark);
+                nodes.truncate(mark.saturating_sub(base));
                 self.stack.get(..i).unwrap_or(&[])
             }
             None => &self.stack[..],
@@ -837,12 +917,17 @@ impl Machine {
                     tag,
                     start: f.start,
                     end: p.progress.max(f.start),
-                    first: f.mark,
+                    first: f.mark.saturating_sub(base as u32),
                 });
             }
         }
         (nodes, complete)
     }
+}
+
+/// The children after the `i`-th.
+fn after(ps: &[Parser], i: u32) -> &[Parser] {
+    ps.get(i as usize + 1..).unwrap_or_default()
 }
 
 /// Length of the UTF-8 character at `pos` of valid UTF-8 `input`, if complete.

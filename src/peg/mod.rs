@@ -64,7 +64,11 @@
 //!    most 64 AST nodes), so backtracking through rules is not exponential. Memo entries
 //!    never need invalidation: a result that looked at the end of the input was need-more.
 //! 5. AST nodes are appended in post-order to one `Vec` and truncated on backtracking; the
-//!    [`Ast`] view converts them to pre-order and adds open tags as partial nodes.
+//!    [`Ast`] view converts them to pre-order and adds open tags as partial nodes. A reader
+//!    that follows the parse asks for a window ([`Session::ast_from`]): the leading whole
+//!    subtrees that no frame on the stack can still remove or wrap (found from the frames and
+//!    the grammar's nodes that cannot fail) are left out, ids unchanged, so reading the tree
+//!    after each feed costs O(unsettled nodes), not O(all nodes).
 //!
 //! # Limits and hostile input
 //!

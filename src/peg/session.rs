@@ -251,6 +251,8 @@ pub struct Session<'g> {
     finished: bool,
     error: Option<ParseError>,
     change: Change,
+    /// AST nodes built by [`ast`](Self::ast) and [`ast_from`](Self::ast_from) (work units).
+    tree_work: std::cell::Cell<u64>,
 }
 
 /// What one [`Session::feed`] changed in the session's AST (see [`Session::last_change`]).
@@ -279,6 +281,7 @@ impl<'g> Session<'g> {
             finished: false,
             error: None,
             change: Change::Tree,
+            tree_work: std::cell::Cell::new(0),
         }
     }
 
@@ -354,8 +357,19 @@ impl<'g> Session<'g> {
 
     /// The AST so far (O(nodes) to build): completed nodes plus partial open tags.
     pub fn ast(&self) -> Ast<'g> {
-        let (raw, complete) = self.machine.raw_ast(self.grammar);
-        Ast::from_raw(self.grammar, &raw, complete)
+        self.ast_from(0)
+    }
+
+    /// The AST so far as a window ([`Ast::base`]) that holds at least the nodes from
+    /// pre-order index `hint` on: whole top-level subtrees that are final and lie before it
+    /// are left out, so a reader that follows the parse (and has read them) pays O(nodes it
+    /// may still look at) per step instead of O(all nodes). With `hint` 0, the whole AST.
+    pub fn ast_from(&self, hint: usize) -> Ast<'g> {
+        let base = self.machine.window_start(self.grammar, hint);
+        let (raw, complete) = self.machine.raw_ast_from(self.grammar, base);
+        self.tree_work
+            .set(self.tree_work.get() + raw.len() as u64 + 1);
+        Ast::from_raw_at(self.grammar, &raw, complete, base)
     }
 
     /// Invalid UTF-8 sequences seen so far (replaced by U+FFFD in [`text`](Self::text)).
@@ -368,9 +382,10 @@ impl<'g> Session<'g> {
         self.finished
     }
 
-    /// Units of work done so far: combinator steps plus bytes examined by leaf matchers.
-    /// Deterministic; used to check that incremental parsing is linear.
+    /// Units of work done so far: combinator steps plus bytes examined by leaf matchers,
+    /// plus AST nodes built for readers. Deterministic; used to check that incremental
+    /// parsing (and reading it) is linear.
     pub fn work(&self) -> u64 {
-        self.machine.work
+        self.machine.work + self.tree_work.get()
     }
 }
