@@ -72,10 +72,9 @@ fn long_almost_markers_are_linear() {
 #[test]
 fn many_call_starts_in_prose_are_linear() {
     // Every `<tool_call>` here turns out to be text: the commit rule scans each one, and must
-    // not re-parse the output before it each time (its scans count in the stream's work).
-    // Smaller than the other inputs: each of the thousands of call starts costs a tree
-    // rebuild, which the work units do not count.
-    check_linear_from("call starts in prose", 1 << 15, CHUNK, |n| {
+    // neither re-parse the output before it nor rebuild the whole tree each time (its scans
+    // and the trees built count in the stream's work). 4-byte chunks: a check per call start.
+    check_linear_from("call starts in prose", 1 << 15, 4, |n| {
         repeat_to("a <tool_call> tag, like HTML, in prose. ", n)
     });
 }

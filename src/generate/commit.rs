@@ -22,11 +22,25 @@
 //! text before them. Outputs that follow the format never pay for it.
 
 use crate::message::PartialMessage;
+use std::ops::Range;
+
 use crate::peg::{Ast, Change, Session};
 
 use super::grammar::tags;
 use super::mapper::Mapper;
 use super::parser::{located, ChatParser, ParseProblem};
+
+/// The spans of the content nodes of `ast`, in text order.
+pub(crate) fn content_spans(grammar: &crate::peg::Grammar, ast: &Ast<'_>) -> Vec<Range<usize>> {
+    let Some(content) = grammar.tag_id(tags::CONTENT) else {
+        return Vec::new();
+    };
+    ast.nodes()
+        .iter()
+        .filter(|n| n.tag_id() == content)
+        .map(|n| n.span())
+        .collect()
+}
 
 /// Where the commit rule's scans stand: an incremental session and its mapper over a prefix of
 /// the text, kept from one trigger to the next (and, in a stream, from one check to the next),
@@ -113,15 +127,16 @@ impl ChatParser {
         })
     }
 
-    /// Applies the commit rule to the parse `ast` of `text` (the session text: prefill and
-    /// output) whose mapped message is `message`; `partial`: `text` is a prefix of the output.
-    /// `cursor` holds the scan state over a prefix of `text` (a stream passes the same cursor
-    /// on every check, as its text grows): triggers it found to be content are not looked at
-    /// again. `None`: the rule changes nothing.
+    /// Applies the commit rule to the parse of `text` (the session text: prefill and output)
+    /// whose content nodes span `content` (in text order) and whose mapped message is
+    /// `message`; `partial`: `text` is a prefix of the output. `cursor` holds the scan state
+    /// over a prefix of `text` (a stream passes the same cursor on every check, as its text
+    /// grows): triggers it found to be content are not looked at again. `None`: the rule
+    /// changes nothing.
     pub(crate) fn commit<'p>(
         &'p self,
         text: &str,
-        ast: &Ast<'_>,
+        content: &[Range<usize>],
         message: &PartialMessage,
         partial: bool,
         cursor: &mut CommitCursor<'p>,
@@ -129,14 +144,10 @@ impl ChatParser {
         if !self.has_trigger(message.content.as_bytes()) {
             return None;
         }
-        let content = self.grammar.tag_id(tags::CONTENT)?;
         let start = cursor.from.max(self.prefill_text.len());
         let mut candidates: Vec<usize> = Vec::new();
-        for node in ast.nodes().iter().filter(|n| n.tag_id() == content) {
-            let span = node.span();
-            if span.end <= start {
-                continue;
-            }
+        let first = content.partition_point(|span| span.end <= start);
+        for span in content.get(first..).unwrap_or_default() {
             let lo = span.start.max(start);
             let Some(hay) = text.get(lo..span.end) else {
                 continue;

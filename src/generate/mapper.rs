@@ -23,6 +23,8 @@
 //!   trailing whitespace is held back until more text follows (trimming both ways is
 //!   monotone, so streams never emit what the final message trims).
 
+use std::ops::Range;
+
 use crate::message::request::declared_types;
 use crate::message::{Appended, ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
 use crate::peg::{Ast, Grammar, Session, TagId};
@@ -153,6 +155,9 @@ pub struct Mapper<'t> {
     call_has_args: bool,
     args_is_string: bool,
     restarts: usize,
+    /// The spans of the content nodes entered so far, in text order (the open one up to what
+    /// was pushed of it).
+    content_spans: Vec<Range<usize>>,
     work: u64,
 }
 
@@ -186,6 +191,7 @@ impl<'t> Mapper<'t> {
             call_has_args: false,
             args_is_string: false,
             restarts: 0,
+            content_spans: Vec::new(),
             work: 0,
         }
     }
@@ -201,6 +207,11 @@ impl<'t> Mapper<'t> {
         self.stack
             .last()
             .is_some_and(|o| o.kind == Kind::Content && o.start <= from && to <= o.pushed)
+    }
+
+    /// The spans (text offsets) of the content nodes mapped so far, in text order.
+    pub(crate) fn content_spans(&self) -> &[Range<usize>] {
+        &self.content_spans
     }
 
     /// The message as it was before the latest restart (once per restart).
@@ -255,6 +266,7 @@ impl<'t> Mapper<'t> {
             self.stack.clear();
             self.tool_name.clear();
             self.pending_ws = Default::default();
+            self.content_spans.clear();
         }
         // The open leaf grew.
         if let Some(top) = self.stack.last().copied() {
@@ -386,6 +398,7 @@ impl<'t> Mapper<'t> {
             }
             Kind::Id => self.builder.expect_id(),
             Kind::Args => self.call_has_args = true,
+            Kind::Content => self.content_spans.push(open.start..open.start),
             _ => {}
         }
     }
@@ -454,6 +467,11 @@ impl<'t> Mapper<'t> {
         self.work += (pushed - from) as u64;
         if let Some(top) = self.stack.last_mut() {
             top.pushed = pushed;
+        }
+        if open.kind == Kind::Content {
+            if let Some(span) = self.content_spans.last_mut() {
+                span.end = span.end.max(pushed);
+            }
         }
     }
 
@@ -559,6 +577,11 @@ impl<'t> Mapper<'t> {
             return;
         };
         let raw = text.get(node.span()).unwrap_or_default();
+        if open.kind == Kind::Content {
+            if let Some(span) = self.content_spans.last_mut() {
+                span.end = node.span().end;
+            }
+        }
         match open.kind {
             Kind::Name => {
                 let name = decode_name(raw);

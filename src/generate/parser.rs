@@ -9,7 +9,7 @@ use crate::message::{
 use crate::peg::{Ast, BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
 
-use super::commit::CommitCursor;
+use super::commit::{content_spans, CommitCursor};
 use super::families;
 use super::format::{ReasoningFormat, TurnFormat};
 use super::grammar::{build_grammar, tags, GrammarOptions};
@@ -313,7 +313,7 @@ impl ChatParser {
         let message = mapper.finish(partial);
         match self.commit(
             session.text(),
-            &ast,
+            &content_spans(&self.grammar, &ast),
             &message,
             true,
             &mut CommitCursor::new(self),
@@ -362,7 +362,8 @@ impl ChatParser {
         let has_call_start = self.has_trigger(mapped.content.as_bytes());
         if has_call_start {
             let mut cursor = CommitCursor::new(self);
-            if let Some(committed) = self.commit(text, &parse.ast, &mapped, partial, &mut cursor) {
+            let content = content_spans(&self.grammar, &parse.ast);
+            if let Some(committed) = self.commit(text, &content, &mapped, partial, &mut cursor) {
                 return Parsed {
                     message: into_message(committed.message),
                     problem: Some(committed.problem),

@@ -232,7 +232,7 @@ impl<'p> ChatStream<'p> {
         let text = self.session.text();
         let Some(committed) = self.parser.commit(
             text,
-            &self.session.ast(),
+            self.mapper.content_spans(),
             self.mapper.message(),
             true,
             self.commit_cursor
