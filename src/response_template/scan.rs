@@ -69,7 +69,10 @@ impl Scanner {
         let from = pos.saturating_sub(base);
         let to = until.saturating_sub(base);
         for &byte in buf.get(from..to).unwrap_or(&[]) {
-            if pos <= limit && pat.can_start(byte) {
+            if pos <= limit
+                && pat.can_start(byte)
+                && pat.may_start_at(buf, pos.saturating_sub(base))
+            {
                 break;
             }
             let next = pat.next(sid, byte);
@@ -148,9 +151,8 @@ impl Scanner {
                 // Nothing in flight: jump to the next byte that can start a match.
                 let stop = until.min(limit.saturating_add(1));
                 let from = self.pos.saturating_sub(base);
-                let hay = buf.get(from..stop.saturating_sub(base)).unwrap_or(&[]);
-                match pat.next_start(hay) {
-                    Some(skip) => self.pos += skip,
+                match pat.next_start(buf, from, stop.saturating_sub(base)) {
+                    Some(at) => self.pos = base + at,
                     None => {
                         self.pos = until;
                         break;
@@ -169,8 +171,11 @@ impl Scanner {
                 break;
             };
             let look_behind = rel.checked_sub(1).and_then(|i| buf.get(i)).copied();
-            let boundary = (byte as i8) >= -0x40 && self.pos <= limit;
-            self.step(pat, self.pos, byte, look_behind, boundary, no_empty);
+            let start = (byte as i8) >= -0x40
+                && self.pos <= limit
+                && pat.can_start(byte)
+                && pat.may_start_at(buf, rel);
+            self.step(pat, self.pos, byte, look_behind, start, no_empty);
             self.pos += 1;
         }
         self.best.is_some()
@@ -194,7 +199,8 @@ impl Scanner {
     }
 
     /// Steps over the byte at absolute position `pos`. `look_behind` is the previous byte
-    /// (`None` at the start of the stream), `boundary` whether `pos` is a character boundary,
+    /// (`None` at the start of the stream), `start` whether a candidate starts at `pos` (a
+    /// character boundary where an attempt can survive, see [`Pattern::next_start`]),
     /// `no_empty` a position where an empty match is not allowed. Returns whether a match
     /// became decided.
     fn step(
@@ -203,13 +209,13 @@ impl Scanner {
         pos: usize,
         byte: u8,
         look_behind: Option<u8>,
-        boundary: bool,
+        start: bool,
         no_empty: Option<usize>,
     ) -> bool {
         if self.best.is_some() {
             return false;
         }
-        if boundary && pat.can_start(byte) {
+        if start {
             self.cands.push(Cand {
                 start: pos,
                 sid: pat.start(look_behind),
