@@ -42,8 +42,13 @@
 //!
 //! # Cost
 //!
-//! Text that no watched delimiter can start is skipped with `memchr` (one-shot) or, in
-//! streaming, handed to the open region (or dropped, outside regions of a template without an
+//! A delimiter with a literal prefix of two bytes or more (as delimiters nearly always have)
+//! starts a match attempt only where the buffered text continues with that prefix, or with a
+//! piece of it reaching the end of the buffer: in one-shot parsing, long stretches are
+//! searched with `memmem`, and a `<` that begins some other tag costs no DFA steps (in 4-byte
+//! streaming most such attempts are still partial at the end of the buffer, so this helps
+//! less there). Text that no watched delimiter can start is skipped with `memchr`
+//! (one-shot) or, in streaming, handed to the open region (or dropped, outside regions of a template without an
 //! implicit field) by a per-feed fast path (one table lookup per byte, no scanner setup)
 //! while nothing is in flight. A feed that arrives while a match attempt is in flight resumes
 //! the scanners' DFA states where the previous feed left them: held-back text is never

@@ -3,7 +3,9 @@
 //! A [`Scanner`] is stepped one byte at a time and never looks at a byte twice. It keeps the
 //! *candidates*: match attempts, each an anchored DFA state plus the position where it began
 //! and the end of the longest-priority match seen so far. A candidate begins at each
-//! character boundary whose byte can start the pattern; it ends when its DFA state dies. Of
+//! character boundary whose byte can start the pattern, unless the buffered text there
+//! already departs from the pattern's literal prefix ([`Pattern::next_start`]: such a
+//! candidate would die within the buffer without a match); it ends when its DFA state dies. Of
 //! two live candidates in the same DFA state the later one can never win (same future,
 //! later start), so it is dropped: the candidate list stays bounded by the number of DFA
 //! states, which makes scanning linear in the text.
