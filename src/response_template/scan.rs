@@ -18,6 +18,19 @@ use regex_automata::util::primitives::StateID;
 
 use super::pattern::Pattern;
 
+/// Steps `sid` over `bytes` for the light path: the final state (a dead one if the attempt
+/// dies on the way), or `None` if it reaches a match or another special state, or ends in a
+/// state that [`Scanner::settle`] would decide.
+fn light_run(pat: &Pattern, mut sid: StateID, bytes: &[u8]) -> Option<StateID> {
+    for &byte in bytes {
+        sid = pat.next(sid, byte);
+        if pat.is_special(sid) {
+            return pat.is_dead(sid).then_some(sid);
+        }
+    }
+    pat.end_info(sid).extendable.then_some(sid)
+}
+
 /// A decided match `[start, end)` (absolute byte offsets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Found {
@@ -115,6 +128,77 @@ impl Scanner {
         }
         c.sid = sid;
         self.pos += bytes.len();
+        true
+    }
+
+    /// The light path over a feed: `bytes` is the text at absolute position `from` (the end
+    /// of the buffer before the feed, up to which this scanner has scanned), `look_behind`
+    /// the byte before it. Steps every live candidate over the feed, and starts and steps
+    /// the candidates the feed begins, as [`run`](Scanner::run) would, as long as nothing
+    /// gets decided: returns `false`, changing nothing, if something is decided or held, a
+    /// candidate reaches a match (or another special state), or one ends at the end of the
+    /// buffer in a state that [`settle`](Scanner::settle) would decide (or if more than a
+    /// few candidates are involved).
+    pub(crate) fn light(
+        &mut self,
+        pat: &Pattern,
+        bytes: &[u8],
+        from: usize,
+        look_behind: Option<u8>,
+    ) -> bool {
+        const MAX: usize = 8;
+        if self.best.is_some() || self.cands.len() > MAX {
+            return false;
+        }
+        let mut sids = [StateID::ZERO; MAX];
+        for (c, slot) in self.cands.iter().zip(sids.iter_mut()) {
+            if c.done {
+                return false;
+            }
+            match light_run(pat, c.sid, bytes) {
+                Some(sid) if !(c.match_end.is_some() && pat.is_dead(sid)) => *slot = sid,
+                _ => return false,
+            }
+        }
+        let mut new = [(0usize, StateID::ZERO); 4];
+        let mut fresh = 0;
+        for (i, &byte) in bytes.iter().enumerate() {
+            if (byte as i8) >= -0x40 && pat.can_start(byte) && pat.may_start_at(bytes, i) {
+                let lb = match i.checked_sub(1) {
+                    Some(j) => bytes.get(j).copied(),
+                    None => look_behind,
+                };
+                let rest = bytes.get(i..).unwrap_or_default();
+                let (Some(sid), Some(slot)) =
+                    (light_run(pat, pat.start(lb), rest), new.get_mut(fresh))
+                else {
+                    return false;
+                };
+                *slot = (from + i, sid);
+                fresh += 1;
+            }
+        }
+        let mut died = false;
+        for (c, sid) in self.cands.iter_mut().zip(sids) {
+            c.sid = sid;
+            c.done = pat.is_dead(sid);
+            died |= c.done;
+        }
+        if died {
+            self.cands.retain(|c| !c.done);
+        }
+        for &(start, sid) in new.get(..fresh).unwrap_or_default() {
+            if !pat.is_dead(sid) {
+                self.cands.push(Cand {
+                    start,
+                    sid,
+                    match_end: None,
+                    done: false,
+                });
+            }
+        }
+        self.dedup();
+        self.pos = from + bytes.len();
         true
     }
 

@@ -165,6 +165,9 @@ impl<'t> ResponseParser<'t> {
                 return Ok(());
             }
         }
+        if chunk.len() <= 64 && !self.finished && self.feed_light(chunk, events)? {
+            return Ok(());
+        }
         self.feed_slow(chunk, events)
     }
 
@@ -212,7 +215,7 @@ impl<'t> ResponseParser<'t> {
         if chunk.is_empty() {
             return;
         }
-        self.buf.push_str(chunk);
+        append(&mut self.buf, chunk);
         let end = self.emit_pos + chunk.len();
         self.skipped_to = end;
         self.emit_pos = end;
@@ -252,6 +255,64 @@ impl<'t> ResponseParser<'t> {
         // The idle scanners cannot start anything in `chunk` either.
         self.skipped_to = self.base + self.buf.len();
         true
+    }
+
+    /// The light path, for small feeds that decide nothing: each match attempt in flight,
+    /// and each one the feed starts, either steps over the rest of the feed into a state that
+    /// can still extend, or dies without a match (see [`Scanner::light`]). Then the text no
+    /// attempt holds back any more is handed out. Does the same as `push`, without its setup.
+    /// Returns `Ok(false)`, changing nothing, if the first scanner the feed concerns needs the
+    /// general path; if a later one does, the feed goes on through the general path from
+    /// there (the scanners already stepped are where `run` would have left them).
+    #[inline(never)]
+    fn feed_light(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<bool> {
+        let tpl: &'t ResponseTemplate = self.tpl;
+        let Some(ws) = tpl.watches.get(self.watch) else {
+            return Ok(false);
+        };
+        let bytes = chunk.as_bytes();
+        let end = self.base + self.buf.len();
+        let look_behind = self.buf.as_bytes().last().copied();
+        // Idle scanners need a look only where the feed has a byte that can start a match.
+        let starts = bytes.iter().any(|b| ws.table()[usize::from(*b)]);
+        let mut stepped = false;
+        for (sc, w) in self.scanners.iter_mut().zip(&ws.items) {
+            if !starts && sc.idle() {
+                continue;
+            }
+            let at_end = sc.pos() == end || (sc.idle() && self.skipped_to == end);
+            let ok = at_end
+                && tpl
+                    .pattern(*w)
+                    .is_some_and(|pat| sc.light(pat, bytes, end, look_behind));
+            if !ok {
+                if !stepped {
+                    return Ok(false);
+                }
+                self.buf.push_str(chunk);
+                self.fast = None;
+                self.glide = None;
+                return self.advance(false, events).map(|()| true).map_err(|e| {
+                    self.finished = true;
+                    e.with_kind(ErrorKind::Feed)
+                });
+            }
+            stepped = true;
+        }
+        append(&mut self.buf, chunk);
+        let end = end + bytes.len();
+        self.skipped_to = end;
+        let safe = self
+            .scanners
+            .iter()
+            .filter_map(Scanner::frontier)
+            .min()
+            .unwrap_or(end);
+        self.emit_text(safe, events);
+        self.all_idle = self.scanners.iter().all(Scanner::idle);
+        self.compact();
+        self.update_fast();
+        Ok(true)
     }
 
     fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
@@ -330,6 +391,12 @@ impl<'t> ResponseParser<'t> {
                 return Ok(());
             }
         }
+        self.advance(eoi, events)
+    }
+
+    /// The general path of `push`, once the new text is in the buffer: runs the scanners to
+    /// its end, commits what is decided and hands out the text nothing holds back.
+    fn advance(&mut self, eoi: bool, events: &mut Vec<Event<'t>>) -> Result<()> {
         let skipped = self.skipped_to;
         self.scanners.iter_mut().for_each(|s| s.skip_to(skipped));
         loop {
@@ -768,6 +835,16 @@ impl<'t> ResponseParser<'t> {
         }
         self.buf.drain(..cut);
         self.base += cut;
+    }
+}
+
+/// `buf.push_str(s)`, with the copy of a 4-byte feed (the common streaming size) inlined as
+/// one fixed-size move instead of a `memcpy` call.
+#[inline]
+fn append(buf: &mut String, s: &str) {
+    match s.get(..4) {
+        Some(head) if s.len() == 4 => buf.push_str(head),
+        _ => buf.push_str(s),
     }
 }
 
