@@ -133,7 +133,8 @@ impl Scanner {
 
     /// The light path over a feed: `bytes` is the text at absolute position `from` (the end
     /// of the buffer before the feed, up to which this scanner has scanned), `look_behind`
-    /// the byte before it. Steps every live candidate over the feed, and starts and steps
+    /// the byte before it, bit `i` of `starts` set where byte `i` can start some watched
+    /// delimiter (feeds are at most 64 bytes). Steps every live candidate over the feed, and starts and steps
     /// the candidates the feed begins, as [`run`](Scanner::run) would, as long as nothing
     /// gets decided: returns `false`, changing nothing, if something is decided or held, a
     /// candidate reaches a match (or another special state), or one ends at the end of the
@@ -145,6 +146,7 @@ impl Scanner {
         bytes: &[u8],
         from: usize,
         look_behind: Option<u8>,
+        mut starts: u64,
     ) -> bool {
         const MAX: usize = 8;
         if self.best.is_some() || self.cands.len() > MAX {
@@ -162,8 +164,13 @@ impl Scanner {
         }
         let mut new = [(0usize, StateID::ZERO); 4];
         let mut fresh = 0;
-        for (i, &byte) in bytes.iter().enumerate() {
-            if (byte as i8) >= -0x40 && pat.can_start(byte) && pat.may_start_at(bytes, i) {
+        while starts != 0 {
+            let i = starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            let Some(&byte) = bytes.get(i) else {
+                return false;
+            };
+            if (byte as i8) >= -0x40 && pat.can_start(byte) && pat.may_start_in_feed(bytes, i) {
                 let lb = match i.checked_sub(1) {
                     Some(j) => bytes.get(j).copied(),
                     None => look_behind,

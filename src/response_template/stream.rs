@@ -82,6 +82,22 @@ struct Fast<'t> {
     /// The open region's field name and whether its chunks are dirty; `None` when no region
     /// is open and the template has no implicit field (the text is dropped).
     field: Option<(&'t str, bool)>,
+    /// The only byte that can start a watched delimiter, repeated in each byte of a `u32`
+    /// (when there is exactly one): a 4-byte feed is checked with one word operation.
+    splat: Option<u32>,
+}
+
+impl Fast<'_> {
+    /// Whether no byte of `bytes` (at most 64) can start a watched delimiter.
+    #[inline]
+    fn clean(&self, bytes: &[u8]) -> bool {
+        if let (Some(splat), Ok(word)) = (self.splat, <[u8; 4]>::try_from(bytes)) {
+            // A byte equal to the start byte is a zero byte of `x` (exact zero-byte test).
+            let x = u32::from_le_bytes(word) ^ splat;
+            return x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080 == 0;
+        }
+        bytes.len() <= 64 && !bytes.iter().any(|b| self.can_start[usize::from(*b)])
+    }
 }
 
 impl<'t> ResponseParser<'t> {
@@ -155,7 +171,7 @@ impl<'t> ResponseParser<'t> {
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
         if let Some(fast) = self.fast {
-            if chunk.len() <= 64 && !chunk.bytes().any(|b| fast.can_start[usize::from(b)]) {
+            if fast.clean(chunk.as_bytes()) {
                 self.feed_fast(fast, chunk, events);
                 return Ok(());
             }
@@ -274,17 +290,23 @@ impl<'t> ResponseParser<'t> {
         let end = self.base + self.buf.len();
         let look_behind = self.buf.as_bytes().last().copied();
         // Idle scanners need a look only where the feed has a byte that can start a match.
-        let starts = bytes.iter().any(|b| ws.table()[usize::from(*b)]);
+        let table = ws.table();
+        let mut starts = 0u64;
+        for (i, &b) in bytes.iter().enumerate() {
+            starts |= u64::from(table[usize::from(b)]) << (i & 63);
+        }
         let mut stepped = false;
+        let mut safe = usize::MAX;
+        let mut all_idle = true;
         for (sc, w) in self.scanners.iter_mut().zip(&ws.items) {
-            if !starts && sc.idle() {
+            if starts == 0 && sc.idle() {
                 continue;
             }
             let at_end = sc.pos() == end || (sc.idle() && self.skipped_to == end);
             let ok = at_end
                 && tpl
                     .pattern(*w)
-                    .is_some_and(|pat| sc.light(pat, bytes, end, look_behind));
+                    .is_some_and(|pat| sc.light(pat, bytes, end, look_behind, starts));
             if !ok {
                 if !stepped {
                     return Ok(false);
@@ -298,18 +320,16 @@ impl<'t> ResponseParser<'t> {
                 });
             }
             stepped = true;
+            if let Some(start) = sc.pending_start() {
+                safe = safe.min(start);
+                all_idle = false;
+            }
         }
         append(&mut self.buf, chunk);
         let end = end + bytes.len();
         self.skipped_to = end;
-        let safe = self
-            .scanners
-            .iter()
-            .filter_map(Scanner::frontier)
-            .min()
-            .unwrap_or(end);
-        self.emit_text(safe, events);
-        self.all_idle = self.scanners.iter().all(Scanner::idle);
+        self.emit_text(safe.min(end), events);
+        self.all_idle = all_idle;
         self.compact();
         self.update_fast();
         Ok(true)
@@ -776,6 +796,7 @@ impl<'t> ResponseParser<'t> {
         self.fast = Some(Fast {
             can_start: ws.table(),
             field,
+            splat: ws.only_first_byte().map(|b| u32::from(b) * 0x0101_0101),
         });
     }
 
