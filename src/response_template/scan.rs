@@ -13,6 +13,10 @@
 //! The scanner's answer is either a *decided* match (the earliest candidate died holding a
 //! match: nothing more can change it) or the start of the earliest live candidate, from
 //! which text must be held back.
+//!
+//! [`Scanner::light`] is the streaming light path's step over a small feed: the same
+//! candidates as [`Scanner::run`] would keep, updated in place, or no change at all when the
+//! feed would decide something (the general path then takes it).
 
 use regex_automata::util::primitives::StateID;
 
