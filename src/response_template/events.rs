@@ -138,6 +138,14 @@ impl ChunkText {
 impl From<&str> for ChunkText {
     #[inline]
     fn from(s: &str) -> ChunkText {
+        // A 4-byte feed (the common streaming size) takes one fixed-size copy.
+        if let Ok(four) = <[u8; 4]>::try_from(s.as_bytes()) {
+            let mut bytes = [0u8; INLINE];
+            if let Some(head) = bytes.get_mut(..4) {
+                head.copy_from_slice(&four);
+            }
+            return ChunkText(Repr::Inline { len: 4, bytes });
+        }
         match (inline_bytes(s.as_bytes()), u8::try_from(s.len())) {
             (Some(bytes), Ok(len)) => ChunkText(Repr::Inline { len, bytes }),
             _ => ChunkText(Repr::Heap(s.to_owned())),

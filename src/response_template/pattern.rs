@@ -46,11 +46,53 @@ pub(crate) struct Pattern {
     can_start: [bool; 256],
     /// The bytes that can start a match, when there are at most three (for `memchr`).
     first_bytes: Option<Vec<u8>>,
+    /// A literal of at least two bytes that every match begins with, when the pattern has
+    /// one (see [`Pattern::may_start_at`]).
+    prefix: Option<Prefix>,
     /// Start states by look-behind byte (index 256 = start of text).
     starts: Vec<StateID>,
     /// Per DFA state (indexed by state id >> stride2): what is known at the end of the
     /// buffer (see [`EndInfo`]); `None` for states not reachable from a start state.
     end_info: Vec<Option<EndInfo>>,
+}
+
+/// The literal every match of a pattern begins with, and its `memmem` searcher.
+#[derive(Debug)]
+struct Prefix {
+    bytes: Vec<u8>,
+    finder: memchr::memmem::Finder<'static>,
+}
+
+impl Prefix {
+    /// The longest common prefix of the pattern's prefix literals (every match begins with one
+    /// of them), when it is at least two bytes long.
+    fn of(rust: &str) -> Option<Prefix> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .dot_matches_new_line(true)
+            .unicode(true)
+            .utf8(true)
+            .build()
+            .parse(rust)
+            .ok()?;
+        let seq = regex_syntax::hir::literal::Extractor::new()
+            .kind(regex_syntax::hir::literal::ExtractKind::Prefix)
+            .extract(&hir);
+        let lits = seq.literals()?;
+        let (first, rest) = lits.split_first()?;
+        let mut common = first.as_bytes();
+        for lit in rest {
+            let n = common
+                .iter()
+                .zip(lit.as_bytes())
+                .take_while(|(a, b)| a == b)
+                .count();
+            common = common.get(..n).unwrap_or_default();
+        }
+        (common.len() >= 2).then(|| Prefix {
+            bytes: common.to_vec(),
+            finder: memchr::memmem::Finder::new(common).into_owned(),
+        })
+    }
 }
 
 /// A hasher for DFA state ids (small integers): one multiplication.
@@ -190,6 +232,7 @@ impl Pattern {
         let first_bytes = (bytes.len() <= 3).then_some(bytes);
         Ok(Pattern {
             first_bytes,
+            prefix: Prefix::of(rust),
             dfa,
             regex,
             ascii,
@@ -220,8 +263,45 @@ impl Pattern {
         &self.names
     }
 
+    /// The first position in `from..stop` of `buf` where a match attempt can start and
+    /// survive the text of `buf`: a byte that can start a match and, when the pattern has a
+    /// literal prefix, where `buf` continues with that prefix (or with a piece of it up to the
+    /// end of `buf`, where more text may follow). Attempts anywhere else would die within
+    /// `buf` without a match, so skipping them changes nothing.
+    pub(crate) fn next_start(&self, buf: &[u8], from: usize, stop: usize) -> Option<usize> {
+        let stop = stop.min(buf.len());
+        if from >= stop {
+            return None;
+        }
+        match &self.prefix {
+            // Long spans: one `memmem` pass. A full occurrence must begin before `stop`; one
+            // that would need bytes past the end of `buf` can only be partial (checked below).
+            Some(prefix) if stop - from >= 64 => {
+                let lit = prefix.bytes.len();
+                let end = stop.saturating_add(lit - 1).min(buf.len());
+                let hay = buf.get(from..end).unwrap_or_default();
+                if let Some(i) = prefix.finder.find(hay) {
+                    return Some(from + i);
+                }
+                let tail = buf.len().saturating_sub(lit - 1).max(from);
+                (tail..stop).find(|&p| self.may_start_at(buf, p))
+            }
+            // Short spans (streaming feeds): first bytes, then the prefix at each.
+            _ => {
+                let mut at = from;
+                while let Some(p) = self.next_start_byte(buf.get(at..stop).unwrap_or_default()) {
+                    if self.may_start_at(buf, at + p) {
+                        return Some(at + p);
+                    }
+                    at += p + 1;
+                }
+                None
+            }
+        }
+    }
+
     /// The offset of the first byte of `hay` that can start a match.
-    pub(crate) fn next_start(&self, hay: &[u8]) -> Option<usize> {
+    fn next_start_byte(&self, hay: &[u8]) -> Option<usize> {
         if hay.len() < 16 {
             return hay.iter().position(|b| self.can_start(*b));
         }
@@ -232,6 +312,30 @@ impl Pattern {
             Some([a, b, c]) => memchr::memchr3(*a, *b, *c, hay),
             _ => hay.iter().position(|b| self.can_start(*b)),
         }
+    }
+
+    /// Whether a match attempt at `at` (whose byte can start a match) can survive the text
+    /// of `buf`: `buf` continues there with the literal prefix, or with a piece of it that
+    /// reaches the end of `buf`.
+    #[inline]
+    pub(crate) fn may_start_at(&self, buf: &[u8], at: usize) -> bool {
+        let Some(prefix) = &self.prefix else {
+            return true;
+        };
+        let rest = buf.get(at..).unwrap_or_default();
+        let n = rest.len().min(prefix.bytes.len());
+        rest.get(..n) == prefix.bytes.get(..n)
+    }
+
+    /// [`may_start_at`](Pattern::may_start_at) for a short feed: a byte loop, cheaper than a
+    /// `memcmp` call on the few bytes a feed holds.
+    #[inline]
+    pub(crate) fn may_start_in_feed(&self, feed: &[u8], at: usize) -> bool {
+        let Some(prefix) = &self.prefix else {
+            return true;
+        };
+        let rest = feed.get(at..).unwrap_or_default();
+        rest.iter().zip(&prefix.bytes).all(|(a, b)| a == b)
     }
 
     pub(crate) fn can_start(&self, byte: u8) -> bool {

@@ -3,7 +3,9 @@
 //! A [`Scanner`] is stepped one byte at a time and never looks at a byte twice. It keeps the
 //! *candidates*: match attempts, each an anchored DFA state plus the position where it began
 //! and the end of the longest-priority match seen so far. A candidate begins at each
-//! character boundary whose byte can start the pattern; it ends when its DFA state dies. Of
+//! character boundary whose byte can start the pattern, unless the buffered text there
+//! already departs from the pattern's literal prefix ([`Pattern::next_start`]: such a
+//! candidate would die within the buffer without a match); it ends when its DFA state dies. Of
 //! two live candidates in the same DFA state the later one can never win (same future,
 //! later start), so it is dropped: the candidate list stays bounded by the number of DFA
 //! states, which makes scanning linear in the text.
@@ -11,10 +13,27 @@
 //! The scanner's answer is either a *decided* match (the earliest candidate died holding a
 //! match: nothing more can change it) or the start of the earliest live candidate, from
 //! which text must be held back.
+//!
+//! [`Scanner::light`] is the streaming light path's step over a small feed: the same
+//! candidates as [`Scanner::run`] would keep, updated in place, or no change at all when the
+//! feed would decide something (the general path then takes it).
 
 use regex_automata::util::primitives::StateID;
 
 use super::pattern::Pattern;
+
+/// Steps `sid` over `bytes` for the light path: the final state (a dead one if the attempt
+/// dies on the way), or `None` if it reaches a match or another special state, or ends in a
+/// state that [`Scanner::settle`] would decide.
+fn light_run(pat: &Pattern, mut sid: StateID, bytes: &[u8]) -> Option<StateID> {
+    for &byte in bytes {
+        sid = pat.next(sid, byte);
+        if pat.is_special(sid) {
+            return pat.is_dead(sid).then_some(sid);
+        }
+    }
+    pat.end_info(sid).extendable.then_some(sid)
+}
 
 /// A decided match `[start, end)` (absolute byte offsets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +88,10 @@ impl Scanner {
         let from = pos.saturating_sub(base);
         let to = until.saturating_sub(base);
         for &byte in buf.get(from..to).unwrap_or(&[]) {
-            if pos <= limit && pat.can_start(byte) {
+            if pos <= limit
+                && pat.can_start(byte)
+                && pat.may_start_at(buf, pos.saturating_sub(base))
+            {
                 break;
             }
             let next = pat.next(sid, byte);
@@ -113,6 +135,84 @@ impl Scanner {
         true
     }
 
+    /// The light path over a feed: `bytes` is the text at absolute position `from` (the end
+    /// of the buffer before the feed, up to which this scanner has scanned), `look_behind`
+    /// the byte before it, bit `i` of `starts` set where byte `i` can start some watched
+    /// delimiter (feeds are at most 64 bytes). Steps every live candidate over the feed, and starts and steps
+    /// the candidates the feed begins, as [`run`](Scanner::run) would, as long as nothing
+    /// gets decided: returns `false`, changing nothing, if something is decided or held, a
+    /// candidate reaches a match (or another special state), or one ends at the end of the
+    /// buffer in a state that [`settle`](Scanner::settle) would decide (or if more than a
+    /// few candidates are involved).
+    pub(crate) fn light(
+        &mut self,
+        pat: &Pattern,
+        bytes: &[u8],
+        from: usize,
+        look_behind: Option<u8>,
+        mut starts: u64,
+    ) -> bool {
+        const MAX: usize = 8;
+        if self.best.is_some() || self.cands.len() > MAX {
+            return false;
+        }
+        let mut sids = [StateID::ZERO; MAX];
+        for (c, slot) in self.cands.iter().zip(sids.iter_mut()) {
+            if c.done {
+                return false;
+            }
+            match light_run(pat, c.sid, bytes) {
+                Some(sid) if !(c.match_end.is_some() && pat.is_dead(sid)) => *slot = sid,
+                _ => return false,
+            }
+        }
+        let mut new = [(0usize, StateID::ZERO); 4];
+        let mut fresh = 0;
+        while starts != 0 {
+            let i = starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            let Some(&byte) = bytes.get(i) else {
+                return false;
+            };
+            if (byte as i8) >= -0x40 && pat.can_start(byte) && pat.may_start_in_feed(bytes, i) {
+                let lb = match i.checked_sub(1) {
+                    Some(j) => bytes.get(j).copied(),
+                    None => look_behind,
+                };
+                let rest = bytes.get(i..).unwrap_or_default();
+                let (Some(sid), Some(slot)) =
+                    (light_run(pat, pat.start(lb), rest), new.get_mut(fresh))
+                else {
+                    return false;
+                };
+                *slot = (from + i, sid);
+                fresh += 1;
+            }
+        }
+        let mut died = false;
+        for (c, sid) in self.cands.iter_mut().zip(sids) {
+            c.sid = sid;
+            c.done = pat.is_dead(sid);
+            died |= c.done;
+        }
+        if died {
+            self.cands.retain(|c| !c.done);
+        }
+        for &(start, sid) in new.get(..fresh).unwrap_or_default() {
+            if !pat.is_dead(sid) {
+                self.cands.push(Cand {
+                    start,
+                    sid,
+                    match_end: None,
+                    done: false,
+                });
+            }
+        }
+        self.dedup();
+        self.pos = from + bytes.len();
+        true
+    }
+
     /// Whether nothing is in flight (no candidate, no decided match).
     pub(crate) fn idle(&self) -> bool {
         self.best.is_none() && self.cands.is_empty()
@@ -148,9 +248,8 @@ impl Scanner {
                 // Nothing in flight: jump to the next byte that can start a match.
                 let stop = until.min(limit.saturating_add(1));
                 let from = self.pos.saturating_sub(base);
-                let hay = buf.get(from..stop.saturating_sub(base)).unwrap_or(&[]);
-                match pat.next_start(hay) {
-                    Some(skip) => self.pos += skip,
+                match pat.next_start(buf, from, stop.saturating_sub(base)) {
+                    Some(at) => self.pos = base + at,
                     None => {
                         self.pos = until;
                         break;
@@ -169,8 +268,11 @@ impl Scanner {
                 break;
             };
             let look_behind = rel.checked_sub(1).and_then(|i| buf.get(i)).copied();
-            let boundary = (byte as i8) >= -0x40 && self.pos <= limit;
-            self.step(pat, self.pos, byte, look_behind, boundary, no_empty);
+            let start = (byte as i8) >= -0x40
+                && self.pos <= limit
+                && pat.can_start(byte)
+                && pat.may_start_at(buf, rel);
+            self.step(pat, self.pos, byte, look_behind, start, no_empty);
             self.pos += 1;
         }
         self.best.is_some()
@@ -194,7 +296,8 @@ impl Scanner {
     }
 
     /// Steps over the byte at absolute position `pos`. `look_behind` is the previous byte
-    /// (`None` at the start of the stream), `boundary` whether `pos` is a character boundary,
+    /// (`None` at the start of the stream), `start` whether a candidate starts at `pos` (a
+    /// character boundary where an attempt can survive, see [`Pattern::next_start`]),
     /// `no_empty` a position where an empty match is not allowed. Returns whether a match
     /// became decided.
     fn step(
@@ -203,13 +306,13 @@ impl Scanner {
         pos: usize,
         byte: u8,
         look_behind: Option<u8>,
-        boundary: bool,
+        start: bool,
         no_empty: Option<usize>,
     ) -> bool {
         if self.best.is_some() {
             return false;
         }
-        if boundary && pat.can_start(byte) {
+        if start {
             self.cands.push(Cand {
                 start: pos,
                 sid: pat.start(look_behind),

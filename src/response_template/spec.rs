@@ -67,6 +67,14 @@ impl WatchSet {
         &self.can_start
     }
 
+    /// The only byte that can start a watched delimiter, if there is exactly one.
+    pub(crate) fn only_first_byte(&self) -> Option<u8> {
+        match self.first_bytes.as_deref() {
+            Some(&[b]) => Some(b),
+            _ => None,
+        }
+    }
+
     /// Whether some byte of `hay` can start a watched delimiter.
     pub(crate) fn may_start_in(&self, hay: &[u8]) -> bool {
         if hay.len() < 16 {

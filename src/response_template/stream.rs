@@ -82,6 +82,22 @@ struct Fast<'t> {
     /// The open region's field name and whether its chunks are dirty; `None` when no region
     /// is open and the template has no implicit field (the text is dropped).
     field: Option<(&'t str, bool)>,
+    /// The only byte that can start a watched delimiter, repeated in each byte of a `u32`
+    /// (when there is exactly one): a 4-byte feed is checked with one word operation.
+    splat: Option<u32>,
+}
+
+impl Fast<'_> {
+    /// Whether no byte of `bytes` (at most 64) can start a watched delimiter.
+    #[inline]
+    fn clean(&self, bytes: &[u8]) -> bool {
+        if let (Some(splat), Ok(word)) = (self.splat, <[u8; 4]>::try_from(bytes)) {
+            // A byte equal to the start byte is a zero byte of `x` (exact zero-byte test).
+            let x = u32::from_le_bytes(word) ^ splat;
+            return x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080 == 0;
+        }
+        bytes.len() <= 64 && !bytes.iter().any(|b| self.can_start[usize::from(*b)])
+    }
 }
 
 impl<'t> ResponseParser<'t> {
@@ -155,7 +171,7 @@ impl<'t> ResponseParser<'t> {
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
         if let Some(fast) = self.fast {
-            if chunk.len() <= 64 && !chunk.bytes().any(|b| fast.can_start[usize::from(b)]) {
+            if fast.clean(chunk.as_bytes()) {
                 self.feed_fast(fast, chunk, events);
                 return Ok(());
             }
@@ -164,6 +180,9 @@ impl<'t> ResponseParser<'t> {
             if chunk.len() <= 64 && self.feed_glide(glide, chunk) {
                 return Ok(());
             }
+        }
+        if chunk.len() <= 64 && !self.finished && self.feed_light(chunk, events)? {
+            return Ok(());
         }
         self.feed_slow(chunk, events)
     }
@@ -212,7 +231,7 @@ impl<'t> ResponseParser<'t> {
         if chunk.is_empty() {
             return;
         }
-        self.buf.push_str(chunk);
+        append(&mut self.buf, chunk);
         let end = self.emit_pos + chunk.len();
         self.skipped_to = end;
         self.emit_pos = end;
@@ -252,6 +271,68 @@ impl<'t> ResponseParser<'t> {
         // The idle scanners cannot start anything in `chunk` either.
         self.skipped_to = self.base + self.buf.len();
         true
+    }
+
+    /// The light path, for small feeds that decide nothing: each match attempt in flight,
+    /// and each one the feed starts, either steps over the rest of the feed into a state that
+    /// can still extend, or dies without a match (see [`Scanner::light`]). Then the text no
+    /// attempt holds back any more is handed out. Does the same as `push`, without its setup.
+    /// Returns `Ok(false)`, changing nothing, if the first scanner the feed concerns needs the
+    /// general path; if a later one does, the feed goes on through the general path from
+    /// there (the scanners already stepped are where `run` would have left them).
+    #[inline(never)]
+    fn feed_light(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<bool> {
+        let tpl: &'t ResponseTemplate = self.tpl;
+        let Some(ws) = tpl.watches.get(self.watch) else {
+            return Ok(false);
+        };
+        let bytes = chunk.as_bytes();
+        let end = self.base + self.buf.len();
+        let look_behind = self.buf.as_bytes().last().copied();
+        // Idle scanners need a look only where the feed has a byte that can start a match.
+        let table = ws.table();
+        let mut starts = 0u64;
+        for (i, &b) in bytes.iter().enumerate() {
+            starts |= u64::from(table[usize::from(b)]) << (i & 63);
+        }
+        let mut stepped = false;
+        let mut safe = usize::MAX;
+        let mut all_idle = true;
+        for (sc, w) in self.scanners.iter_mut().zip(&ws.items) {
+            if starts == 0 && sc.idle() {
+                continue;
+            }
+            let at_end = sc.pos() == end || (sc.idle() && self.skipped_to == end);
+            let ok = at_end
+                && tpl
+                    .pattern(*w)
+                    .is_some_and(|pat| sc.light(pat, bytes, end, look_behind, starts));
+            if !ok {
+                if !stepped {
+                    return Ok(false);
+                }
+                self.buf.push_str(chunk);
+                self.fast = None;
+                self.glide = None;
+                return self.advance(false, events).map(|()| true).map_err(|e| {
+                    self.finished = true;
+                    e.with_kind(ErrorKind::Feed)
+                });
+            }
+            stepped = true;
+            if let Some(start) = sc.pending_start() {
+                safe = safe.min(start);
+                all_idle = false;
+            }
+        }
+        append(&mut self.buf, chunk);
+        let end = end + bytes.len();
+        self.skipped_to = end;
+        self.emit_text(safe.min(end), events);
+        self.all_idle = all_idle;
+        self.compact();
+        self.update_fast();
+        Ok(true)
     }
 
     fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
@@ -330,6 +411,12 @@ impl<'t> ResponseParser<'t> {
                 return Ok(());
             }
         }
+        self.advance(eoi, events)
+    }
+
+    /// The general path of `push`, once the new text is in the buffer: runs the scanners to
+    /// its end, commits what is decided and hands out the text nothing holds back.
+    fn advance(&mut self, eoi: bool, events: &mut Vec<Event<'t>>) -> Result<()> {
         let skipped = self.skipped_to;
         self.scanners.iter_mut().for_each(|s| s.skip_to(skipped));
         loop {
@@ -709,6 +796,7 @@ impl<'t> ResponseParser<'t> {
         self.fast = Some(Fast {
             can_start: ws.table(),
             field,
+            splat: ws.only_first_byte().map(|b| u32::from(b) * 0x0101_0101),
         });
     }
 
@@ -768,6 +856,16 @@ impl<'t> ResponseParser<'t> {
         }
         self.buf.drain(..cut);
         self.base += cut;
+    }
+}
+
+/// `buf.push_str(s)`, with the copy of a 4-byte feed (the common streaming size) inlined as
+/// one fixed-size move instead of a `memcpy` call.
+#[inline]
+fn append(buf: &mut String, s: &str) {
+    match s.get(..4) {
+        Some(head) if s.len() == 4 => buf.push_str(head),
+        _ => buf.push_str(s),
     }
 }
 
