@@ -1,7 +1,8 @@
 //! Parser benchmarks over `shared/bench/llama-cpp/` inputs (skipped with a notice when the data
-//! is absent): one-shot parse and streaming in 4-byte chunks, for 100 KB content, a 100 KB JSON
-//! tool call (Qwen2.5 / Hermes `<tool_call>`) and a 100 KB tagged call (Qwen3-Coder
-//! `<parameter>`).
+//! is absent): one-shot parse and streaming in 4-byte chunks, for every 100 KB input of the
+//! manifest (content, JSON tool calls such as Qwen2.5 / Hermes `<tool_call>`, tagged calls such
+//! as Qwen3-Coder `<parameter>`), and for some of them repeated to 1 MB and 10 MB (growth per
+//! decade). `chatparse bench MANIFEST.jsonl [--scale N]` reports the same inputs as a table.
 //!
 //! Run: `cargo bench --bench chat`.
 
@@ -41,10 +42,34 @@ fn load(file: &str) -> Option<(ChatParser, String)> {
     Some((parser, output))
 }
 
-const INPUTS: [&str; 3] = [
+/// Every 100 KB input of the manifest (8 templates, content and tool call).
+const INPUTS: [&str; 16] = [
+    "Qwen3-Coder/content-100k.txt",
+    "Qwen3-Coder/tool-100k.txt",
+    "Hermes-2-Pro/content-100k.txt",
+    "Hermes-2-Pro/tool-100k.txt",
     "Qwen2.5-7B/content-100k.txt",
     "Qwen2.5-7B/tool-100k.txt",
-    "Qwen3-Coder/tool-100k.txt",
+    "DeepSeek-V3.1/content-100k.txt",
+    "DeepSeek-V3.1/tool-100k.txt",
+    "GLM-4.6/content-100k.txt",
+    "GLM-4.6/tool-100k.txt",
+    "Kimi-K2/content-100k.txt",
+    "Kimi-K2/tool-100k.txt",
+    "Mistral-Nemo/content-100k.txt",
+    "Mistral-Nemo/tool-100k.txt",
+    "Gemma-2/content-100k.txt",
+    "Mistral-Nemo/content-10k.txt",
+];
+
+/// Inputs repeated 10 and 100 times (1 MB, 10 MB): growth per decade of output size.
+const SCALED: [(&str, usize); 6] = [
+    ("Hermes-2-Pro/content-100k.txt", 10),
+    ("Hermes-2-Pro/content-100k.txt", 100),
+    ("DeepSeek-V3.1/content-100k.txt", 10),
+    ("Qwen2.5-7B/tool-100k.txt", 10),
+    ("Qwen2.5-7B/tool-100k.txt", 100),
+    ("Qwen3-Coder/tool-100k.txt", 10),
 ];
 
 #[divan::bench(args = INPUTS)]
@@ -57,18 +82,44 @@ fn one_shot(bencher: Bencher, file: &str) {
         .bench(|| black_box(parser.parse(black_box(&output))));
 }
 
+fn stream(parser: &ChatParser, output: &str) {
+    let mut stream = parser.stream();
+    for chunk in output.as_bytes().chunks(4) {
+        black_box(stream.feed(chunk));
+    }
+    black_box(stream.finish());
+}
+
 #[divan::bench(args = INPUTS)]
 fn stream_4_bytes(bencher: Bencher, file: &str) {
     let Some((parser, output)) = load(file) else {
         return;
     };
-    bencher.counter(BytesCount::of_str(&output)).bench(|| {
-        let mut stream = parser.stream();
-        for chunk in output.as_bytes().chunks(4) {
-            black_box(stream.feed(chunk));
-        }
-        black_box(stream.finish())
-    });
+    bencher
+        .counter(BytesCount::of_str(&output))
+        .bench(|| stream(&parser, &output));
+}
+
+#[divan::bench(args = SCALED, sample_count = 5, sample_size = 1)]
+fn one_shot_scaled(bencher: Bencher, (file, times): (&str, usize)) {
+    let Some((parser, output)) = load(file) else {
+        return;
+    };
+    let output = output.repeat(times);
+    bencher
+        .counter(BytesCount::of_str(&output))
+        .bench(|| black_box(parser.parse(black_box(&output))));
+}
+
+#[divan::bench(args = SCALED, sample_count = 5, sample_size = 1)]
+fn stream_4_bytes_scaled(bencher: Bencher, (file, times): (&str, usize)) {
+    let Some((parser, output)) = load(file) else {
+        return;
+    };
+    let output = output.repeat(times);
+    bencher
+        .counter(BytesCount::of_str(&output))
+        .bench(|| stream(&parser, &output));
 }
 
 #[divan::bench]
