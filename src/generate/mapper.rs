@@ -328,8 +328,31 @@ impl<'t> Mapper<'t> {
     /// Returns the one field of the message the step appended to when nothing else changed
     /// (the delta tracker then looks at that field only); `None`: look at everything.
     pub fn grow(&mut self, frontier: usize, text: &str) -> Option<Appended> {
-        let top = self.stack.last().copied()?;
+        let top = self.stack.last_mut()?;
         let end = frontier.max(top.start);
+        // The common step, text streaming into the content or the reasoning, inline (what
+        // `push_text` does for them).
+        let field = match top.kind {
+            Kind::Reasoning => Some((0, Appended::Reasoning)),
+            Kind::Content => Some((1, Appended::Content)),
+            _ => None,
+        };
+        if let Some((field, appended)) = field {
+            if end > top.pushed {
+                let from = top.pushed;
+                let piece = text.get(from..end)?;
+                top.pushed = end;
+                self.push_trimmed(field, piece);
+                self.work += (end - from) as u64;
+                if field == 1 {
+                    if let Some(span) = self.content_spans.last_mut() {
+                        span.end = span.end.max(end);
+                    }
+                }
+            }
+            return Some(appended);
+        }
+        let top = *top;
         self.push_text(top, end, text);
         match top.kind {
             Kind::Name => {

@@ -140,6 +140,7 @@ pub(crate) struct Machine {
 impl Machine {
     /// Runs (or resumes) the parse over `input` (valid UTF-8; only ever appended to between
     /// calls). `eof`: the input is final.
+    #[inline]
     pub(crate) fn run(&mut self, g: &Grammar, input: &[u8], eof: bool) -> Status {
         self.leaf_only = false;
         if let Some(s) = self.done {
@@ -149,6 +150,11 @@ impl Machine {
             self.leaf_only = true;
             return Status::NeedMore;
         }
+        self.run_general(g, input, eof)
+    }
+
+    #[inline(never)]
+    fn run_general(&mut self, g: &Grammar, input: &[u8], eof: bool) -> Status {
         let mut msg = if let Some(p) = self.pending.take() {
             match self.leaf(g, p.node, p.start, p.leaf, p.rule, input, eof) {
                 Some(m) => m,
@@ -420,6 +426,7 @@ impl Machine {
     /// delimiter (`until`, `until_one_of`) and none of the few new bytes can start one, so it
     /// only advances to the end of the input (what [`run_leaf`](Self::run_leaf) would do,
     /// without moving the suspended state out and back). Returns whether it applied.
+    #[inline]
     fn step_text_scan(&mut self, g: &Grammar, input: &[u8]) -> bool {
         let Some(p) = self.pending.as_mut() else {
             return false;

@@ -112,7 +112,8 @@ struct Utf8Decoder {
 }
 
 impl Utf8Decoder {
-    fn push(&mut self, mut bytes: &[u8], out: &mut String, errors: &mut Vec<InvalidUtf8>) {
+    #[inline]
+    fn push(&mut self, bytes: &[u8], out: &mut String, errors: &mut Vec<InvalidUtf8>) {
         // The common streaming step: a few complete code points and nothing held back. An
         // inline decoder (`utf8_chunks`) costs less on a token-sized chunk than `from_utf8`.
         if self.held.is_empty() && bytes.len() <= SHORT_CHUNK {
@@ -125,6 +126,11 @@ impl Utf8Decoder {
                 }
             }
         }
+        self.push_general(bytes, out, errors);
+    }
+
+    #[inline(never)]
+    fn push_general(&mut self, mut bytes: &[u8], out: &mut String, errors: &mut Vec<InvalidUtf8>) {
         // Fast path: complete a held-back code point from the first bytes of this chunk
         // without allocating.
         if let Some(&lead) = self.held.first() {
@@ -311,6 +317,7 @@ impl<'g> Session<'g> {
         self.status
     }
 
+    #[inline]
     fn resume(&mut self, eof: bool) -> Status {
         self.change = Change::None;
         if self.status == Status::NeedMore {
