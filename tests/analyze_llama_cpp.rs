@@ -5,113 +5,11 @@
 
 use std::fs;
 
-use chatparse::analyze::{
-    analyze, Analysis, CallIdPosition, ContentMode, ReasoningMode, ReasoningScope, ToolFormat,
-};
+use chatparse::analyze::analyze;
+use chatparse::conform::analysis::{llama_fields, llama_value};
 use chatparse::shared_data::shared_path_or_skip;
 use chatparse::template::ChatTemplate;
 use serde_json::Value;
-
-/// Our analysis as llama.cpp's field names and values.
-fn as_llama_fields(a: &Analysis) -> Vec<(&'static str, String)> {
-    let r = &a.reasoning;
-    let c = &a.content;
-    let mut f = vec![
-        (
-            "reasoning_mode",
-            match (r.mode, r.scope) {
-                (ReasoningMode::None, _) => "NONE",
-                (_, ReasoningScope::ToolCallsOnly) => "TOOLS_ONLY",
-                _ => "TAG_BASED",
-            }
-            .to_owned(),
-        ),
-        ("reasoning_start", r.start.clone()),
-        ("reasoning_end", r.end.clone()),
-        (
-            "content_mode",
-            match c.mode {
-                ContentMode::Plain => "PLAIN",
-                ContentMode::AlwaysWrapped => "ALWAYS_WRAPPED",
-                ContentMode::WrappedWithReasoning => "WRAPPED_WITH_REASONING",
-            }
-            .to_owned(),
-        ),
-        ("content_start", c.start.clone()),
-        ("content_end", c.end.clone()),
-    ];
-    let t = a.tools.as_ref();
-    let s = |get: fn(&chatparse::analyze::ToolAnalysis) -> String| t.map(get).unwrap_or_default();
-    f.push((
-        "tool_mode",
-        match t.map(|t| t.format) {
-            None => "NONE",
-            Some(ToolFormat::JsonNative) => "JSON_NATIVE",
-            Some(ToolFormat::TagWithJson) => "TAG_WITH_JSON",
-            Some(ToolFormat::TagWithTagged) => "TAG_WITH_TAGGED",
-        }
-        .to_owned(),
-    ));
-    f.push(("section_start", s(|t| t.section_start.clone())));
-    f.push(("section_end", s(|t| t.section_end.clone())));
-    f.push(("per_call_start", s(|t| t.per_call_start.clone())));
-    f.push(("per_call_end", s(|t| t.per_call_end.clone())));
-    f.push(("func_name_prefix", s(|t| t.function.name_prefix.clone())));
-    f.push(("func_name_suffix", s(|t| t.function.name_suffix.clone())));
-    f.push(("func_close", s(|t| t.function.close.clone())));
-    f.push(("args_start", s(|t| t.arguments.start.clone())));
-    f.push(("args_end", s(|t| t.arguments.end.clone())));
-    f.push(("arg_name_prefix", s(|t| t.arguments.name_prefix.clone())));
-    f.push(("arg_name_suffix", s(|t| t.arguments.name_suffix.clone())));
-    f.push(("arg_value_prefix", s(|t| t.arguments.value_prefix.clone())));
-    f.push(("arg_value_suffix", s(|t| t.arguments.value_suffix.clone())));
-    f.push(("arg_separator", s(|t| t.arguments.separator.clone())));
-    f.push((
-        "call_id_pos",
-        match t.map(|t| t.call_id.position) {
-            Some(CallIdPosition::PreFuncName) => "PRE_FUNC_NAME",
-            Some(CallIdPosition::BetweenFuncAndArgs) => "BETWEEN_FUNC_AND_ARGS",
-            Some(CallIdPosition::PostArgs) => "POST_ARGS",
-            _ => "NONE",
-        }
-        .to_owned(),
-    ));
-    f.push(("call_id_prefix", s(|t| t.call_id.prefix.clone())));
-    f.push(("call_id_suffix", s(|t| t.call_id.suffix.clone())));
-    let json = t
-        .and_then(|t| t.json.clone())
-        .filter(|_| t.is_some_and(|t| t.format == ToolFormat::JsonNative));
-    let j = |get: fn(&chatparse::analyze::JsonLayout) -> Option<String>, default: &str| {
-        json.as_ref()
-            .and_then(get)
-            .unwrap_or_else(|| default.to_owned())
-    };
-    f.push(("name_field", j(|j| j.name_field.clone(), "name")));
-    f.push(("args_field", j(|j| j.arguments_field.clone(), "arguments")));
-    f.push(("id_field", j(|j| j.id_field.clone(), "")));
-    f.push(("gen_id_field", j(|j| j.generated_id_field.clone(), "")));
-    f.push((
-        "function_field",
-        j(|j| j.function_field.clone(), "function"),
-    ));
-    f.push((
-        "fun_name_is_key",
-        json.as_ref().is_some_and(|j| j.name_is_key).to_string(),
-    ));
-    f.push((
-        "tools_array_wrapped",
-        json.as_ref().is_some_and(|j| j.array_wrapped).to_string(),
-    ));
-    f
-}
-
-/// llama.cpp's value of `field`, as a string.
-fn llama_value(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 #[test]
 fn agrees_with_llama_cpp_or_documents_why() {
@@ -141,7 +39,7 @@ fn agrees_with_llama_cpp_or_documents_why() {
         .unwrap();
         let analysis = analyze(&ChatTemplate::new(name, source).unwrap());
         let stem = name.trim_end_matches(".jinja");
-        for (field, ours) in as_llama_fields(&analysis) {
+        for (field, ours) in llama_fields(&analysis) {
             let Some(theirs) = case["analysis"].get(field) else {
                 continue;
             };

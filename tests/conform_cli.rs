@@ -24,7 +24,7 @@ fn conform_prints_failures_skips_and_totals() {
         "\n",
         r#"{"id": "wrong", "fn": "until_common_prefix", "full": "p<a>", "left": "<a>1", "right": "<a>2", "result": "q"}"#,
         "\n",
-        r#"{"template": "t", "production_handler": "autoparser", "analysis": {}}"#,
+        r#"{"template": "t", "production_handler": "specialized:x", "analysis": {}}"#,
         "\n{not json\n",
     );
     let path = temp_file("cases.jsonl", jsonl);
@@ -37,7 +37,9 @@ fn conform_prints_failures_skips_and_totals() {
         [
             r#"FAIL wrong: at byte 0: expected "q" got "p""#.to_owned(),
             format!("FAIL {file}:4: malformed JSON: key must be a string at line 1 column 2"),
-            "skipped 1 analysis cases: analysis runner not implemented yet".to_owned(),
+            "skipped 1 analysis cases: llama.cpp does not use its own analysis for them \
+             (specialized handler)"
+                .to_owned(),
             "1 passed, 2 failed".to_owned(),
         ]
     );

@@ -88,6 +88,7 @@ fn run_case(case: &Value, ctx: &Context) -> Result<(), String> {
 fn fail_text(outcome: Outcome) -> String {
     match outcome {
         Outcome::Fail(m) => m,
+        Outcome::NotApplicable(why) => why.to_owned(),
         Outcome::Pass => String::new(),
     }
 }

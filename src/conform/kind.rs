@@ -1,5 +1,6 @@
 //! Telling the kinds of vectors apart by their fields, and picking each kind's runner.
 
+use super::analysis::AnalysisRunner;
 use super::chat::ChatRunner;
 use super::common_affix::CommonAffixRunner;
 use super::diff_split::DiffSplitRunner;
@@ -59,16 +60,15 @@ impl CaseKind {
         }
     }
 
-    /// The runner for this kind, or `None` while its layer is not built yet. A layer plugs in
-    /// by implementing [`CaseRunner`] and returning it here.
-    pub fn runner(self) -> Option<&'static dyn CaseRunner> {
+    /// The runner for this kind.
+    pub fn runner(self) -> &'static dyn CaseRunner {
         match self {
-            CaseKind::DiffSplit => Some(&DiffSplitRunner),
-            CaseKind::Segments => Some(&SegmentsRunner),
-            CaseKind::CommonAffix => Some(&CommonAffixRunner),
-            CaseKind::Chat => Some(&ChatRunner),
-            CaseKind::ResponseTemplate => Some(&ResponseTemplateRunner),
-            CaseKind::Analysis => None,
+            CaseKind::DiffSplit => &DiffSplitRunner,
+            CaseKind::Segments => &SegmentsRunner,
+            CaseKind::CommonAffix => &CommonAffixRunner,
+            CaseKind::Chat => &ChatRunner,
+            CaseKind::ResponseTemplate => &ResponseTemplateRunner,
+            CaseKind::Analysis => &AnalysisRunner,
         }
     }
 }

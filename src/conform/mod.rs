@@ -2,8 +2,9 @@
 //! chatparse and reports what fails.
 //!
 //! Input: JSONL files, one case per line. The kind of each case is told by its fields
-//! ([`CaseKind::detect`]), and each kind has a [`CaseRunner`] ([`CaseKind::runner`]). Kinds
-//! whose layer is not built yet are counted as skipped, never as passed. Output: a [`Report`]
+//! ([`CaseKind::detect`]), and each kind has a [`CaseRunner`] ([`CaseKind::runner`]). Cases
+//! that do not apply (llama.cpp analyses it does not use itself) are counted as skipped, with
+//! the reason, never as passed. Output: a [`Report`]
 //! with the pass count, one [`Failure`] per failing case (its id, or `file:line`, and a short
 //! diff) and the skipped counts; [`Report::write_to`] prints it ending with `N passed, M failed`.
 //! Malformed lines are failures, never panics.
@@ -20,9 +21,10 @@
 //! assert_eq!(report.failures[0].location, "example.jsonl:3");
 //! ```
 //!
-//! To plug in a layer: implement [`CaseRunner`] in a file of this module and return it from
-//! [`CaseKind::runner`].
+//! To add a kind of vector: implement [`CaseRunner`] in a file of this module, detect it in
+//! [`CaseKind::detect`] and return the runner from [`CaseKind::runner`].
 
+pub mod analysis;
 pub mod chat;
 mod common_affix;
 mod diff_split;
@@ -82,12 +84,10 @@ pub fn run_str(name: &str, jsonl: &str, ctx: &Context) -> Report {
             report.fail(location, "unrecognised case: no known set of fields");
             continue;
         };
-        match kind.runner() {
-            None => *report.skipped.entry(kind).or_default() += 1,
-            Some(runner) => match runner.run(&case, ctx) {
-                Outcome::Pass => report.passed += 1,
-                Outcome::Fail(message) => report.fail(location, message),
-            },
+        match kind.runner().run(&case, ctx) {
+            Outcome::Pass => report.passed += 1,
+            Outcome::Fail(message) => report.fail(location, message),
+            Outcome::NotApplicable(why) => *report.skipped.entry((kind, why)).or_default() += 1,
         }
     }
     report

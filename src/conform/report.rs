@@ -23,8 +23,9 @@ pub struct Report {
     pub passed: usize,
     /// Cases that failed, including malformed lines, in file order.
     pub failures: Vec<Failure>,
-    /// Cases not run because their kind has no runner yet, by kind.
-    pub skipped: BTreeMap<CaseKind, usize>,
+    /// Cases not run, by kind and reason (no runner for the kind yet, or the case does not
+    /// apply).
+    pub skipped: BTreeMap<(CaseKind, &'static str), usize>,
 }
 
 impl Report {
@@ -65,12 +66,8 @@ impl Report {
         for failure in &self.failures {
             writeln!(out, "FAIL {}: {}", failure.location, failure.message)?;
         }
-        for (kind, count) in &self.skipped {
-            let name = kind.name();
-            writeln!(
-                out,
-                "skipped {count} {name} cases: {name} runner not implemented yet"
-            )?;
+        for ((kind, why), count) in &self.skipped {
+            writeln!(out, "skipped {count} {} cases: {why}", kind.name())?;
         }
         writeln!(out, "{} passed, {} failed", self.passed, self.failed())
     }

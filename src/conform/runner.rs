@@ -18,6 +18,8 @@ pub enum Outcome {
     Pass,
     /// The case failed; the message is a short, one-line diff.
     Fail(String),
+    /// The case does not apply (counted as skipped, with this reason; never as passed).
+    NotApplicable(&'static str),
 }
 
 impl Outcome {

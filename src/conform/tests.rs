@@ -42,9 +42,8 @@ fn kinds_are_told_apart_by_fields() {
 }
 
 #[test]
-fn unimplemented_kinds_are_skipped_not_passed() {
-    let jsonl =
-        r#"{"id": "a1", "template": "t", "production_handler": "autoparser", "analysis": {}}"#;
+fn cases_that_do_not_apply_are_skipped_not_passed() {
+    let jsonl = r#"{"template": "t", "production_handler": "specialized:x", "analysis": {}}"#;
     let report = run_str("analysis.jsonl", jsonl, &Context::default());
     assert_eq!(
         (report.passed, report.failed(), report.skipped_total()),
@@ -54,8 +53,21 @@ fn unimplemented_kinds_are_skipped_not_passed() {
     report.write_to(&mut out).unwrap();
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        "skipped 1 analysis cases: analysis runner not implemented yet\n0 passed, 0 failed\n"
+        "skipped 1 analysis cases: llama.cpp does not use its own analysis for them \
+         (specialized handler)\n0 passed, 0 failed\n"
     );
+}
+
+#[test]
+fn an_analysis_case_of_a_missing_template_fails() {
+    let jsonl =
+        r#"{"template": "no-such.jinja", "production_handler": "autoparser", "analysis": {}}"#;
+    let ctx = Context {
+        templates_dir: Some("/nonexistent".into()),
+    };
+    let report = run_str("analysis.jsonl", jsonl, &ctx);
+    assert_eq!((report.passed, report.failed()), (0, 1));
+    assert!(report.failures[0].message.contains("cannot read template"));
 }
 
 #[test]
