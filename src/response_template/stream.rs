@@ -261,6 +261,14 @@ impl<'t> ResponseParser<'t> {
         if bytes.iter().any(|b| glide.can_start[usize::from(*b)]) {
             return false;
         }
+        self.glide_over(glide, chunk)
+    }
+
+    /// [`feed_glide`](ResponseParser::feed_glide) once no position of `chunk` can start a
+    /// delimiter.
+    #[inline]
+    fn glide_over(&mut self, glide: Glide<'t>, chunk: &str) -> bool {
+        let bytes = chunk.as_bytes();
         let Some(sc) = self.scanners.get_mut(glide.scanner) else {
             return false;
         };
@@ -290,10 +298,19 @@ impl<'t> ResponseParser<'t> {
         let end = self.base + self.buf.len();
         let look_behind = self.buf.as_bytes().last().copied();
         // Idle scanners need a look only where the feed has a byte that can start a match.
-        let table = ws.table();
-        let mut starts = 0u64;
-        for (i, &b) in bytes.iter().enumerate() {
-            starts |= u64::from(table[usize::from(b)]) << (i & 63);
+        // Start bytes where the feed departs from the literal every watched delimiter begins
+        // with start nothing: such a feed may still take the fast or in-flight path.
+        let starts = ws.feed_starts(bytes);
+        if starts == 0 {
+            if let Some(fast) = self.fast {
+                self.feed_fast(fast, chunk, events);
+                return Ok(true);
+            }
+            if let Some(glide) = self.glide {
+                if self.glide_over(glide, chunk) {
+                    return Ok(true);
+                }
+            }
         }
         let mut stepped = false;
         let mut safe = usize::MAX;
@@ -892,3 +909,7 @@ pub fn parse_response(
     parser.feed(text)?;
     parser.finalize().map(|(message, _)| message)
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;
