@@ -65,6 +65,11 @@ pub(crate) struct WatchSet {
 }
 
 impl WatchSet {
+    /// The literal every watched delimiter begins with, or an empty slice.
+    pub(crate) fn shared(&self) -> &[u8] {
+        &self.shared
+    }
+
     /// `table()[b]`: whether byte `b` can start a watched delimiter.
     pub(crate) fn table(&self) -> &[bool; 256] {
         &self.can_start

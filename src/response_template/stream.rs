@@ -8,7 +8,7 @@ use super::coerce::coerce_tool_calls;
 use super::error::{Error, ErrorKind, Result};
 use super::events::Event;
 use super::scan::{Found, Scanner};
-use super::spec::{ResponseTemplate, Watch};
+use super::spec::{ResponseTemplate, Watch, WatchSet};
 use super::util::is_empty;
 
 /// A streaming parser for one generation. Create it with [`ResponseParser::new`], replay
@@ -62,6 +62,11 @@ pub struct ResponseParser<'t> {
     /// Set when the in-flight fast path applies: one scanner holds the only match attempt in
     /// flight, as a single candidate (see [`ResponseParser::feed_glide`]).
     glide: Option<Glide<'t>>,
+    /// Set while the buffer ends with a proper piece of the watch set's shared literal,
+    /// starting at this absolute position, and nothing else is in flight: every scanner is
+    /// idle (lazily at this position, see `skipped_to`) and all text before it has been
+    /// handed out (see [`ResponseParser::feed_held`]).
+    held: Option<usize>,
 }
 
 /// What the in-flight fast path needs.
@@ -141,6 +146,7 @@ impl<'t> ResponseParser<'t> {
             quiet,
             fast: None,
             glide: None,
+            held: None,
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -198,6 +204,10 @@ impl<'t> ResponseParser<'t> {
         }
         self.fast = None;
         self.glide = None;
+        if self.held.take().is_some() {
+            // The held text still needs its scan: not the fast path of `push`.
+            self.all_idle = false;
+        }
         self.push(chunk, false, events).map_err(|e| {
             self.finished = true;
             e.with_kind(ErrorKind::Feed)
@@ -216,6 +226,7 @@ impl<'t> ResponseParser<'t> {
         self.finished = true;
         self.fast = None;
         self.glide = None;
+        self.held = None;
         let mut events = Vec::new();
         self.finish(&mut events)
             .map_err(|e| e.with_kind(ErrorKind::Finalize))?;
@@ -294,6 +305,9 @@ impl<'t> ResponseParser<'t> {
         let Some(ws) = tpl.watches.get(self.watch) else {
             return Ok(false);
         };
+        if let Some(at) = self.held {
+            return self.feed_held(ws, at, chunk, events).map(|()| true);
+        }
         let bytes = chunk.as_bytes();
         let end = self.base + self.buf.len();
         let look_behind = self.buf.as_bytes().last().copied();
@@ -301,6 +315,29 @@ impl<'t> ResponseParser<'t> {
         // Start bytes where the feed departs from the literal every watched delimiter begins
         // with start nothing: such a feed may still take the fast or in-flight path.
         let starts = ws.feed_starts(bytes);
+        if let Some(fast) = self.fast.filter(|_| starts & starts.wrapping_sub(1) == 0) {
+            let i = starts.trailing_zeros() as usize;
+            let shared = ws.shared();
+            if starts != 0 && bytes.len() - i < shared.len() {
+                // One start, a piece of the shared literal that ends the feed: hold it.
+                let end = self.base + self.buf.len();
+                append(&mut self.buf, chunk);
+                if let (Some((field, dirty)), Some(text)) = (fast.field, chunk.get(..i)) {
+                    if !text.is_empty() {
+                        events.push(Event::RegionChunk {
+                            field,
+                            text: text.into(),
+                            dirty,
+                        });
+                    }
+                }
+                self.emit_pos = end + i;
+                self.skipped_to = end + i;
+                self.held = Some(end + i);
+                self.fast = None;
+                return Ok(true);
+            }
+        }
         if starts == 0 {
             if let Some(fast) = self.fast {
                 self.feed_fast(fast, chunk, events);
@@ -350,6 +387,53 @@ impl<'t> ResponseParser<'t> {
         self.compact();
         self.update_fast();
         Ok(true)
+    }
+
+    /// A feed while [`held`](ResponseParser::held) (the buffer ends with a proper piece of
+    /// the shared literal starting at `at`): if the feed continues the piece and the literal
+    /// is still not complete, it is only appended. If it departs from the literal, nothing
+    /// can start at `at`; unless the text after `at` can start a delimiter, all of it is
+    /// handed out and the fast path resumes. Otherwise (the literal is complete, or another
+    /// start follows) the general path scans from `at`.
+    fn feed_held(
+        &mut self,
+        ws: &'t WatchSet,
+        at: usize,
+        chunk: &str,
+        events: &mut Vec<Event<'t>>,
+    ) -> Result<()> {
+        let shared = ws.shared();
+        let end = self.base + self.buf.len();
+        let rest = shared.get(end.saturating_sub(at)..).unwrap_or_default();
+        let bytes = chunk.as_bytes();
+        let n = bytes.len().min(rest.len());
+        let agrees = bytes.get(..n) == rest.get(..n);
+        append(&mut self.buf, chunk);
+        if agrees && bytes.len() < rest.len() {
+            return Ok(());
+        }
+        self.held = None;
+        let new_end = end + bytes.len();
+        if !agrees {
+            let span = self
+                .buf
+                .as_bytes()
+                .get((at + 1).saturating_sub(self.base)..)
+                .unwrap_or_default();
+            if span.len() <= 64 && ws.feed_starts(span) == 0 {
+                self.skipped_to = new_end;
+                self.emit_text(new_end, events);
+                self.all_idle = true;
+                self.compact();
+                self.update_fast();
+                return Ok(());
+            }
+        }
+        self.all_idle = false;
+        self.advance(false, events).map_err(|e| {
+            self.finished = true;
+            e.with_kind(ErrorKind::Feed)
+        })
     }
 
     fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
@@ -786,6 +870,9 @@ impl<'t> ResponseParser<'t> {
     fn update_fast(&mut self) {
         self.fast = None;
         self.glide = None;
+        if self.held.is_some() {
+            return;
+        }
         if !self.finished && !self.quiet && !self.all_idle {
             self.update_glide();
             return;
