@@ -62,6 +62,9 @@ pub struct ResponseParser<'t> {
     /// Set when the in-flight fast path applies: one scanner holds the only match attempt in
     /// flight, as a single candidate (see [`ResponseParser::feed_glide`]).
     glide: Option<Glide<'t>>,
+    /// While `fast` is set: the end of buffered text from which a fast feed calls `compact`
+    /// (`usize::MAX`: none will).
+    compact_at: usize,
     /// Set while the buffer ends with a proper piece of the watch set's shared literal,
     /// starting at this absolute position, and nothing else is in flight: every scanner is
     /// idle (lazily at this position, see `skipped_to`) and all text before it has been
@@ -147,6 +150,7 @@ impl<'t> ResponseParser<'t> {
             fast: None,
             glide: None,
             held: None,
+            compact_at: usize::MAX,
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -176,9 +180,10 @@ impl<'t> ResponseParser<'t> {
     /// reuse one buffer across feeds).
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
-        if let Some(fast) = self.fast {
+        if let Some(fast) = &self.fast {
             if fast.clean(chunk.as_bytes()) {
-                self.feed_fast(fast, chunk, events);
+                let field = fast.field;
+                self.feed_fast(field, chunk, events);
                 return Ok(());
             }
         }
@@ -238,7 +243,12 @@ impl<'t> ResponseParser<'t> {
     /// and no implicit field, dropped text). Does the same as `push` would in that case,
     /// without its setup.
     #[inline]
-    fn feed_fast(&mut self, fast: Fast<'t>, chunk: &str, events: &mut Vec<Event<'t>>) {
+    fn feed_fast(
+        &mut self,
+        field: Option<(&'t str, bool)>,
+        chunk: &str,
+        events: &mut Vec<Event<'t>>,
+    ) {
         if chunk.is_empty() {
             return;
         }
@@ -246,19 +256,29 @@ impl<'t> ResponseParser<'t> {
         let end = self.emit_pos + chunk.len();
         self.skipped_to = end;
         self.emit_pos = end;
-        if let Some((field, dirty)) = fast.field {
+        if let Some((field, dirty)) = field {
             events.push(Event::RegionChunk {
                 field,
                 text: chunk.into(),
                 dirty,
             });
         }
-        // `compact` keeps the open region's text: nothing to drop until it starts far enough in.
-        if end - self.base >= COMPACT_MIN
-            && (self.region.is_none() || self.region_start.saturating_sub(self.base) >= COMPACT_MIN)
-        {
+        if end >= self.compact_at {
             self.compact();
+            self.update_compact_at();
         }
+    }
+
+    /// Sets [`compact_at`](ResponseParser::compact_at): `compact` keeps the open region's
+    /// text, so there is nothing to drop until it starts far enough in.
+    fn update_compact_at(&mut self) {
+        self.compact_at = if self.region.is_none()
+            || self.region_start.saturating_sub(self.base) >= COMPACT_MIN
+        {
+            self.base.saturating_add(COMPACT_MIN)
+        } else {
+            usize::MAX
+        };
     }
 
     /// The in-flight fast path: one match attempt is in flight (a single candidate of one
@@ -340,7 +360,7 @@ impl<'t> ResponseParser<'t> {
         }
         if starts == 0 {
             if let Some(fast) = self.fast {
-                self.feed_fast(fast, chunk, events);
+                self.feed_fast(fast.field, chunk, events);
                 return Ok(true);
             }
             if let Some(glide) = self.glide {
@@ -897,6 +917,7 @@ impl<'t> ResponseParser<'t> {
         let Some(ws) = tpl.watches.get(self.watch) else {
             return;
         };
+        self.update_compact_at();
         self.fast = Some(Fast {
             can_start: ws.table(),
             field,

@@ -48,6 +48,24 @@ const SHARED_TEXTS: &[&str] = &[
     "<|channel|>analysis<|message|><|channel|>final<|message|>",
 ];
 
+/// An implicit field whose close shares `<|` with the open.
+fn implicit_template() -> ResponseTemplate {
+    ResponseTemplate::from_value(&json!({
+        "start_anchor": "S",
+        "fields": {
+            "thinking": {"open": "<|think|>", "close": "<|/think|>", "optional": true},
+            "content": {"close": "<|end|>"}
+        }
+    }))
+    .unwrap()
+}
+
+const IMPLICIT_TEXTS: &[&str] = &[
+    "a<|th<|think|>b<|/thin<|/think|>c<|e<|end|>d<|",
+    "<|<|think|><|end|><|/think|>x<|en",
+    "<|thinkx|> <|end <|end|><|think|>y",
+];
+
 const OVERLAP_TEXTS: &[&str] = &[
     "x<<a>1</a><<ab>2</a></b><<end>y",
     "<<<a><</a</a><<ab</a></a></b><<en<<end><<end>",
@@ -122,4 +140,12 @@ fn feed_starts_skips_departures_from_the_shared_literal() {
     assert_eq!(ws.feed_starts(b"<|channel|>f"), 1);
     assert_eq!(ws.feed_starts(b"<|chan <|ch"), 0b1000_0000);
     assert_eq!(ws.feed_starts(b"x"), 0);
+}
+
+#[test]
+fn implicit_field_feeds_match_one_shot() {
+    let tpl = implicit_template();
+    for text in IMPLICIT_TEXTS {
+        check(&tpl, text);
+    }
 }
