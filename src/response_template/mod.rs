@@ -50,7 +50,12 @@
 //! delimiter can start is skipped with `memchr` (one-shot) or, in streaming, handed to the open
 //! region (or dropped, outside regions of a template without an implicit field) by a per-feed fast
 //! path (one table lookup per byte, or one word operation for a 4-byte feed when a single byte can
-//! start the watched delimiters; no scanner setup) while nothing is in flight. A feed that arrives
+//! start the watched delimiters; no scanner setup) while nothing is in flight. Each watch set knows
+//! the literal all its delimiters begin with (e.g. `<|channel|>` for the gpt-oss opens,
+//! `</tool_call>` inside a Qwen tool call): a start byte where a feed departs from it starts
+//! nothing, so such a feed still takes a fast path; and while the buffer only ends with a piece of
+//! that literal, the piece is held back and each feed is compared with the literal alone (no
+//! scanner is stepped) until it departs (the text is handed out) or completes. A feed that arrives
 //! while a match attempt is in flight resumes the scanners' DFA states where the previous feed left
 //! them: held-back text is never scanned again; when that attempt is a single candidate of one
 //! pattern and the feed cannot start another, a second fast path steps its DFA over the feed and
@@ -58,8 +63,8 @@
 //! decides nothing (attempts in flight or started by the feed extend or die without a match) takes
 //! a light path that steps each concerned scanner's candidates in place and hands out the text no
 //! longer held back, without the general path's setup (which only feeds deciding a match take:
-//! about one per delimiter; streaming costs 1.8–2.0× one-shot in instructions on the bench inputs,
-//! about 110 per plain 4-byte feed including the caller's event handling). Capture groups are read
+//! about one per delimiter; streaming costs 1.7–1.9× one-shot in instructions on the bench inputs,
+//! about 100 per plain 4-byte feed including the caller's event handling). Capture groups are read
 //! only once a match is decided, on the match span alone. On ASCII text, patterns that are plain
 //! sequences (literals, class repetitions, groups: no alternation or look-around, as delimiters and
 //! tag patterns nearly always are) read their groups with no regex engine, by a small backtracker

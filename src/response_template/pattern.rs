@@ -338,6 +338,11 @@ impl Pattern {
         rest.iter().zip(&prefix.bytes).all(|(a, b)| a == b)
     }
 
+    /// The literal every match begins with (at least two bytes), or an empty slice.
+    pub(crate) fn literal_prefix(&self) -> &[u8] {
+        self.prefix.as_ref().map_or(&[], |p| p.bytes.as_slice())
+    }
+
     pub(crate) fn can_start(&self, byte: u8) -> bool {
         self.can_start
             .get(usize::from(byte))

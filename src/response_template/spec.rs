@@ -59,9 +59,17 @@ pub(crate) struct WatchSet {
     can_start: [bool; 256],
     /// The bytes that can start a delimiter, when there are at most three (for `memchr`).
     first_bytes: Option<Vec<u8>>,
+    /// The literal every watched delimiter begins with (their common literal prefix), or
+    /// empty: a feed position that departs from it can start none of them.
+    shared: Vec<u8>,
 }
 
 impl WatchSet {
+    /// The literal every watched delimiter begins with, or an empty slice.
+    pub(crate) fn shared(&self) -> &[u8] {
+        &self.shared
+    }
+
     /// `table()[b]`: whether byte `b` can start a watched delimiter.
     pub(crate) fn table(&self) -> &[bool; 256] {
         &self.can_start
@@ -73,6 +81,29 @@ impl WatchSet {
             Some(&[b]) => Some(b),
             _ => None,
         }
+    }
+
+    /// Bit `i` set where byte `i` of `feed` (a feed of at most 64 bytes, at the end of the
+    /// buffer) can start a watched delimiter whose attempt survives the feed: a start byte
+    /// where the feed continues with the [`shared`](WatchSet::shared) literal, or with a piece
+    /// of it up to the end of the feed. Elsewhere no watched pattern can start (see
+    /// [`Pattern::may_start_at`]).
+    #[inline]
+    pub(crate) fn feed_starts(&self, feed: &[u8]) -> u64 {
+        let mut starts = 0u64;
+        for (i, &b) in feed.iter().enumerate() {
+            if self.can_start[usize::from(b)]
+                && feed
+                    .get(i..)
+                    .unwrap_or_default()
+                    .iter()
+                    .zip(&self.shared)
+                    .all(|(x, y)| x == y)
+            {
+                starts |= 1 << (i & 63);
+            }
+        }
+        starts
     }
 
     /// Whether some byte of `hay` can start a watched delimiter.
@@ -215,10 +246,20 @@ impl ResponseTemplate {
         }
         let bytes: Vec<u8> = (0..=255u8).filter(|b| can_start[usize::from(*b)]).collect();
         let first_bytes = (bytes.len() <= 3).then_some(bytes);
+        let mut shared: Option<&[u8]> = None;
+        for w in &items {
+            let lit = self.pattern(*w).map_or(&[][..], Pattern::literal_prefix);
+            let common = shared.map_or(lit.len(), |s| {
+                s.iter().zip(lit).take_while(|(a, b)| a == b).count()
+            });
+            shared = lit.get(..common);
+        }
+        let shared = shared.unwrap_or_default().to_vec();
         WatchSet {
             items,
             can_start,
             first_bytes,
+            shared,
         }
     }
 

@@ -8,7 +8,7 @@ use super::coerce::coerce_tool_calls;
 use super::error::{Error, ErrorKind, Result};
 use super::events::Event;
 use super::scan::{Found, Scanner};
-use super::spec::{ResponseTemplate, Watch};
+use super::spec::{ResponseTemplate, Watch, WatchSet};
 use super::util::is_empty;
 
 /// A streaming parser for one generation. Create it with [`ResponseParser::new`], replay
@@ -62,6 +62,14 @@ pub struct ResponseParser<'t> {
     /// Set when the in-flight fast path applies: one scanner holds the only match attempt in
     /// flight, as a single candidate (see [`ResponseParser::feed_glide`]).
     glide: Option<Glide<'t>>,
+    /// While `fast` is set: the end of buffered text from which a fast feed calls `compact`
+    /// (`usize::MAX`: none will).
+    compact_at: usize,
+    /// Set while the buffer ends with a proper piece of the watch set's shared literal,
+    /// starting at this absolute position, and nothing else is in flight: every scanner is
+    /// idle (lazily at this position, see `skipped_to`) and all text before it has been
+    /// handed out (see [`ResponseParser::feed_held`]).
+    held: Option<usize>,
 }
 
 /// What the in-flight fast path needs.
@@ -141,6 +149,8 @@ impl<'t> ResponseParser<'t> {
             quiet,
             fast: None,
             glide: None,
+            held: None,
+            compact_at: usize::MAX,
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -170,9 +180,10 @@ impl<'t> ResponseParser<'t> {
     /// reuse one buffer across feeds).
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
-        if let Some(fast) = self.fast {
+        if let Some(fast) = &self.fast {
             if fast.clean(chunk.as_bytes()) {
-                self.feed_fast(fast, chunk, events);
+                let field = fast.field;
+                self.feed_fast(field, chunk, events);
                 return Ok(());
             }
         }
@@ -198,6 +209,10 @@ impl<'t> ResponseParser<'t> {
         }
         self.fast = None;
         self.glide = None;
+        if self.held.take().is_some() {
+            // The held text still needs its scan: not the fast path of `push`.
+            self.all_idle = false;
+        }
         self.push(chunk, false, events).map_err(|e| {
             self.finished = true;
             e.with_kind(ErrorKind::Feed)
@@ -216,6 +231,7 @@ impl<'t> ResponseParser<'t> {
         self.finished = true;
         self.fast = None;
         self.glide = None;
+        self.held = None;
         let mut events = Vec::new();
         self.finish(&mut events)
             .map_err(|e| e.with_kind(ErrorKind::Finalize))?;
@@ -227,7 +243,12 @@ impl<'t> ResponseParser<'t> {
     /// and no implicit field, dropped text). Does the same as `push` would in that case,
     /// without its setup.
     #[inline]
-    fn feed_fast(&mut self, fast: Fast<'t>, chunk: &str, events: &mut Vec<Event<'t>>) {
+    fn feed_fast(
+        &mut self,
+        field: Option<(&'t str, bool)>,
+        chunk: &str,
+        events: &mut Vec<Event<'t>>,
+    ) {
         if chunk.is_empty() {
             return;
         }
@@ -235,19 +256,29 @@ impl<'t> ResponseParser<'t> {
         let end = self.emit_pos + chunk.len();
         self.skipped_to = end;
         self.emit_pos = end;
-        if let Some((field, dirty)) = fast.field {
+        if let Some((field, dirty)) = field {
             events.push(Event::RegionChunk {
                 field,
                 text: chunk.into(),
                 dirty,
             });
         }
-        // `compact` keeps the open region's text: nothing to drop until it starts far enough in.
-        if end - self.base >= COMPACT_MIN
-            && (self.region.is_none() || self.region_start.saturating_sub(self.base) >= COMPACT_MIN)
-        {
+        if end >= self.compact_at {
             self.compact();
+            self.update_compact_at();
         }
+    }
+
+    /// Sets [`compact_at`](ResponseParser::compact_at): `compact` keeps the open region's
+    /// text, so there is nothing to drop until it starts far enough in.
+    fn update_compact_at(&mut self) {
+        self.compact_at = if self.region.is_none()
+            || self.region_start.saturating_sub(self.base) >= COMPACT_MIN
+        {
+            self.base.saturating_add(COMPACT_MIN)
+        } else {
+            usize::MAX
+        };
     }
 
     /// The in-flight fast path: one match attempt is in flight (a single candidate of one
@@ -261,6 +292,14 @@ impl<'t> ResponseParser<'t> {
         if bytes.iter().any(|b| glide.can_start[usize::from(*b)]) {
             return false;
         }
+        self.glide_over(glide, chunk)
+    }
+
+    /// [`feed_glide`](ResponseParser::feed_glide) once no position of `chunk` can start a
+    /// delimiter.
+    #[inline]
+    fn glide_over(&mut self, glide: Glide<'t>, chunk: &str) -> bool {
+        let bytes = chunk.as_bytes();
         let Some(sc) = self.scanners.get_mut(glide.scanner) else {
             return false;
         };
@@ -286,14 +325,49 @@ impl<'t> ResponseParser<'t> {
         let Some(ws) = tpl.watches.get(self.watch) else {
             return Ok(false);
         };
+        if let Some(at) = self.held {
+            return self.feed_held(ws, at, chunk, events).map(|()| true);
+        }
         let bytes = chunk.as_bytes();
         let end = self.base + self.buf.len();
         let look_behind = self.buf.as_bytes().last().copied();
         // Idle scanners need a look only where the feed has a byte that can start a match.
-        let table = ws.table();
-        let mut starts = 0u64;
-        for (i, &b) in bytes.iter().enumerate() {
-            starts |= u64::from(table[usize::from(b)]) << (i & 63);
+        // Start bytes where the feed departs from the literal every watched delimiter begins
+        // with start nothing: such a feed may still take the fast or in-flight path.
+        let starts = ws.feed_starts(bytes);
+        if let Some(fast) = self.fast.filter(|_| starts & starts.wrapping_sub(1) == 0) {
+            let i = starts.trailing_zeros() as usize;
+            let shared = ws.shared();
+            if starts != 0 && bytes.len() - i < shared.len() {
+                // One start, a piece of the shared literal that ends the feed: hold it.
+                let end = self.base + self.buf.len();
+                append(&mut self.buf, chunk);
+                if let (Some((field, dirty)), Some(text)) = (fast.field, chunk.get(..i)) {
+                    if !text.is_empty() {
+                        events.push(Event::RegionChunk {
+                            field,
+                            text: text.into(),
+                            dirty,
+                        });
+                    }
+                }
+                self.emit_pos = end + i;
+                self.skipped_to = end + i;
+                self.held = Some(end + i);
+                self.fast = None;
+                return Ok(true);
+            }
+        }
+        if starts == 0 {
+            if let Some(fast) = self.fast {
+                self.feed_fast(fast.field, chunk, events);
+                return Ok(true);
+            }
+            if let Some(glide) = self.glide {
+                if self.glide_over(glide, chunk) {
+                    return Ok(true);
+                }
+            }
         }
         let mut stepped = false;
         let mut safe = usize::MAX;
@@ -333,6 +407,53 @@ impl<'t> ResponseParser<'t> {
         self.compact();
         self.update_fast();
         Ok(true)
+    }
+
+    /// A feed while [`held`](ResponseParser::held) (the buffer ends with a proper piece of
+    /// the shared literal starting at `at`): if the feed continues the piece and the literal
+    /// is still not complete, it is only appended. If it departs from the literal, nothing
+    /// can start at `at`; unless the text after `at` can start a delimiter, all of it is
+    /// handed out and the fast path resumes. Otherwise (the literal is complete, or another
+    /// start follows) the general path scans from `at`.
+    fn feed_held(
+        &mut self,
+        ws: &'t WatchSet,
+        at: usize,
+        chunk: &str,
+        events: &mut Vec<Event<'t>>,
+    ) -> Result<()> {
+        let shared = ws.shared();
+        let end = self.base + self.buf.len();
+        let rest = shared.get(end.saturating_sub(at)..).unwrap_or_default();
+        let bytes = chunk.as_bytes();
+        let n = bytes.len().min(rest.len());
+        let agrees = bytes.get(..n) == rest.get(..n);
+        append(&mut self.buf, chunk);
+        if agrees && bytes.len() < rest.len() {
+            return Ok(());
+        }
+        self.held = None;
+        let new_end = end + bytes.len();
+        if !agrees {
+            let span = self
+                .buf
+                .as_bytes()
+                .get((at + 1).saturating_sub(self.base)..)
+                .unwrap_or_default();
+            if span.len() <= 64 && ws.feed_starts(span) == 0 {
+                self.skipped_to = new_end;
+                self.emit_text(new_end, events);
+                self.all_idle = true;
+                self.compact();
+                self.update_fast();
+                return Ok(());
+            }
+        }
+        self.all_idle = false;
+        self.advance(false, events).map_err(|e| {
+            self.finished = true;
+            e.with_kind(ErrorKind::Feed)
+        })
     }
 
     fn finish(&mut self, events: &mut Vec<Event<'t>>) -> Result<()> {
@@ -769,6 +890,9 @@ impl<'t> ResponseParser<'t> {
     fn update_fast(&mut self) {
         self.fast = None;
         self.glide = None;
+        if self.held.is_some() {
+            return;
+        }
         if !self.finished && !self.quiet && !self.all_idle {
             self.update_glide();
             return;
@@ -793,6 +917,7 @@ impl<'t> ResponseParser<'t> {
         let Some(ws) = tpl.watches.get(self.watch) else {
             return;
         };
+        self.update_compact_at();
         self.fast = Some(Fast {
             can_start: ws.table(),
             field,
@@ -892,3 +1017,7 @@ pub fn parse_response(
     parser.feed(text)?;
     parser.finalize().map(|(message, _)| message)
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;
