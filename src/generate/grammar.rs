@@ -94,6 +94,11 @@ pub struct BuiltGrammar {
     /// (tool triggers, content and reasoning markers). Output containing none of them is
     /// plain content.
     pub markers: Vec<String>,
+    /// When every content node of the grammar is plain text read up to the first of these
+    /// delimiters (`any`, then `until_one_of`): a text that one of them starts can then only
+    /// begin a content node, never lie inside one. `None`: some content is read otherwise
+    /// (wrapped content, a JSON response value, a marker kept as content, channels).
+    pub content_stops: Option<Vec<String>>,
 }
 
 /// Builds the grammar for `format` under `options`; `name` labels errors.
@@ -131,6 +136,8 @@ pub fn build_grammar(
     let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
     // Wrapped content is read where the format puts it: first in the turn, after the
     // reasoning. A wrapper marker elsewhere is text.
+    // Content read other than as plain text up to the triggers (see `content_stops`).
+    let mut other_content = !cs.is_empty() || options.json_schema;
     let wrapped = if cs.is_empty() {
         b.eps()
     } else {
@@ -144,6 +151,7 @@ pub fn build_grammar(
         if !options.extract_reasoning && !re.is_empty() {
             // Reasoning kept inline is content: the wrapper follows its closing marker.
             alternatives.push(b.seq([b.tag(tags::CONTENT, b.literal(re)), wrapped]));
+            other_content = true;
             triggers.push(re.to_owned());
         }
         b.optional(wrapped)
@@ -187,6 +195,8 @@ pub fn build_grammar(
         alternatives.push(g.turn_end(&te));
         triggers.push(first.clone());
     }
+    other_content |= triggers.is_empty();
+    let content_stops = (!other_content).then(|| triggers.clone());
     let plain = if triggers.is_empty() {
         b.tag(tags::CONTENT, b.rest())
     } else {
@@ -250,6 +260,7 @@ pub fn build_grammar(
     Ok(BuiltGrammar {
         grammar: b.build(root)?,
         markers,
+        content_stops,
     })
 }
 
@@ -1016,5 +1027,7 @@ fn channel_grammar(
     Ok(BuiltGrammar {
         grammar: b.build(root)?,
         markers,
+        // Message bodies are content too.
+        content_stops: None,
     })
 }

@@ -96,6 +96,10 @@ pub struct ChatParser {
     pub(crate) call_start_scan: Option<PlainScan>,
     /// The mapper's view of the grammar's tags.
     tag_kinds: TagKinds,
+    /// Every content node stops where a call start begins (see
+    /// [`BuiltGrammar::content_stops`](super::grammar::BuiltGrammar::content_stops)), and the
+    /// prefill holds no content: a call start can only begin a content node.
+    pub(crate) call_starts_begin_content: bool,
     /// What the request asks of the turn, checked after parsing.
     pub(crate) tool_choice: ToolChoice,
     pub(crate) json_schema: Option<serde_json::Value>,
@@ -202,6 +206,7 @@ impl ChatParser {
             && prefill.reasoning_content.is_empty())
         .then(|| PlainScan::new(&built.markers))
         .flatten();
+        let content_stops = built.content_stops;
         let grammar = built.grammar;
         let tag_kinds = TagKinds::of(&grammar);
         let python = format
@@ -234,6 +239,14 @@ impl ChatParser {
         // The trigger is the outermost call-start marker.
         let triggers: Vec<String> = call_starts.iter().take(1).cloned().collect();
         call_starts.dedup();
+        let call_starts_begin_content = prefill.content.is_empty()
+            && content_stops.as_ref().is_some_and(|stops| {
+                call_starts.iter().all(|start| {
+                    stops
+                        .iter()
+                        .any(|stop| !stop.is_empty() && start.starts_with(stop.as_str()))
+                })
+            });
         let expects_id = format.tools.as_ref().is_some_and(|t| {
             t.call_id.position != CallIdPosition::None
                 || t.json
@@ -255,6 +268,7 @@ impl ChatParser {
             triggers,
             call_start_scan: PlainScan::new(&call_starts),
             tag_kinds,
+            call_starts_begin_content,
             call_starts,
             tool_choice: if request.tools_enabled() {
                 request.tool_choice.clone()
@@ -358,8 +372,12 @@ impl ChatParser {
         mapper.update(&parse.ast, text);
         let mapped = mapper.finish(partial);
         // One scan for call starts left in the content: without any, neither the commit rule
-        // nor a call left in the content applies (the triggers are call starts).
-        let has_call_start = self.has_trigger(mapped.content.as_bytes());
+        // nor a call left in the content applies (the triggers are call starts). When content
+        // nodes stop at every call start, one can only begin a content node: checking the
+        // node starts rules most outputs out without scanning the content again.
+        let has_call_start = (!self.call_starts_begin_content
+            || self.content_node_starts_a_call(&parse.ast, text))
+            && self.has_trigger(mapped.content.as_bytes());
         if has_call_start {
             let mut cursor = CommitCursor::new(self);
             let content = content_spans(&self.grammar, &parse.ast);
@@ -468,6 +486,22 @@ impl ChatParser {
             offset,
             error.expected().join(" or "),
         )
+    }
+
+    /// Whether a content node of `ast` (over `text`) begins with a call start.
+    fn content_node_starts_a_call(&self, ast: &Ast<'_>, text: &str) -> bool {
+        let Some(content) = self.grammar.tag_id(tags::CONTENT) else {
+            return false;
+        };
+        ast.nodes()
+            .iter()
+            .filter(|n| n.tag_id() == content)
+            .any(|n| {
+                let at = text.get(n.span().start..).unwrap_or_default();
+                self.call_starts
+                    .iter()
+                    .any(|start| at.starts_with(start.as_str()))
+            })
     }
 
     /// A trigger left in the content: a call started there but did not parse. Located at the

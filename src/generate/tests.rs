@@ -105,3 +105,38 @@ fn committed_calls_agree_between_one_shot_and_stream() {
     assert!(parsed.message.tool_calls.is_empty());
     assert_eq!(parsed.message.content, "<tool_call> tag, like HTML");
 }
+
+/// The qwen3 fixture (authored template: `<think>`, JSON calls in `<tool_call>`).
+fn qwen3_parser() -> ChatParser {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/qwen3"));
+    let model = crate::fixtures::Model::load(dir).unwrap();
+    let request = model.request(&Default::default()).unwrap();
+    ChatParser::new(model.template(), model.analysis(), &request).unwrap()
+}
+
+#[test]
+fn call_starts_left_in_content_are_found_from_content_node_starts() {
+    let parser = qwen3_parser();
+    // Content stops at `<tool_call>`: a call start can only begin a content node.
+    assert!(parser.call_starts_begin_content);
+    let parsed = parser.parse("<think>hm</think>A <tool_call> tag, like HTML.");
+    assert_eq!(parsed.message.content, "A <tool_call> tag, like HTML.");
+    let problem = parsed.problem.expect("a call start left in the content");
+    assert_eq!(problem.offset, "<think>hm</think>A ".len());
+    let parsed = parser.parse("<think>hm</think>A <tool tag.");
+    assert_eq!(parsed.problem, None);
+}
+
+#[test]
+fn wrapped_content_is_scanned_for_call_starts() {
+    let format = TurnFormat {
+        content: ContentFormat {
+            start: "<answer>".into(),
+            end: "</answer>".into(),
+        },
+        ..TurnFormat::default()
+    };
+    let parser =
+        ChatParser::from_format("t", format, &ChatRequest::default(), String::new()).unwrap();
+    assert!(!parser.call_starts_begin_content);
+}
