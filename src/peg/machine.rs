@@ -633,14 +633,7 @@ impl Machine {
                 // Only for short steps: on a long text the searcher below scans it anyway.
                 if let (true, Some(&d0)) = (hay.len() <= SHORT_STEP, finder.needle().first()) {
                     if !contains_any(hay, &[d0]) {
-                        return if eof {
-                            LeafOut::Ok(len)
-                        } else {
-                            LeafOut::More {
-                                leaf: Leaf::Pos(len),
-                                progress: len,
-                            }
-                        };
+                        return scanned_to_end(len, eof);
                     }
                 }
                 match finder.find(hay) {
@@ -667,14 +660,7 @@ impl Machine {
                 if !any_first {
                     // No delimiter can start in the new bytes: no match, no partial one.
                     self.work += hay.len() as u64 + 1;
-                    return if eof {
-                        LeafOut::Ok(len)
-                    } else {
-                        LeafOut::More {
-                            leaf: Leaf::Pos(len),
-                            progress: len,
-                        }
-                    };
+                    return scanned_to_end(len, eof);
                 }
                 if let Some(out) = until_suffix_family(delimiters, input, pos, eof) {
                     let to = match out {
@@ -693,14 +679,7 @@ impl Machine {
                         _ => hay.iter().position(|b| firsts.binary_search(b).is_ok()),
                     };
                     let Some(i) = cand else {
-                        break if eof {
-                            LeafOut::Ok(len)
-                        } else {
-                            LeafOut::More {
-                                leaf: Leaf::Pos(len),
-                                progress: len,
-                            }
-                        };
+                        break scanned_to_end(len, eof);
                     };
                     pos += i;
                     let at = input.get(pos..).unwrap_or(&[]);
@@ -929,6 +908,19 @@ impl Machine {
             }
         }
         (nodes, complete)
+    }
+}
+
+/// A text scan that reached the end of the input `0..len` without finding its delimiter:
+/// done at the end of input, else suspended there.
+fn scanned_to_end(len: usize, eof: bool) -> LeafOut {
+    if eof {
+        LeafOut::Ok(len)
+    } else {
+        LeafOut::More {
+            leaf: Leaf::Pos(len),
+            progress: len,
+        }
     }
 }
 

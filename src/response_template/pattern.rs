@@ -446,7 +446,7 @@ impl Pattern {
 /// of the pattern become bytes `\x80`-`\xFF` or their UTF-8 sequences, which never occur in
 /// an ASCII span, just as the characters never do. `None` when the pattern cannot be compiled
 /// that way (e.g. a negated class of non-ASCII characters).
-fn ascii_regex(rust: &str) -> Option<meta::Regex> {
+pub(super) fn ascii_regex(rust: &str) -> Option<meta::Regex> {
     let syntax = syntax::Config::new()
         .dot_matches_new_line(true)
         .unicode(false)

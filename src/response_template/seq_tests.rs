@@ -1,20 +1,11 @@
 use regex_automata::meta;
-use regex_automata::util::syntax;
-use regex_automata::{Anchored, Input, MatchKind};
+use regex_automata::{Anchored, Input};
 
 use super::*;
 
-/// The ASCII program the matcher must agree with.
+/// The ASCII program the matcher must agree with (the one the pattern compiler builds).
 fn engine(rust: &str) -> meta::Regex {
-    let syntax = syntax::Config::new()
-        .dot_matches_new_line(true)
-        .unicode(false)
-        .utf8(false);
-    meta::Builder::new()
-        .syntax(syntax)
-        .configure(meta::Config::new().match_kind(MatchKind::LeftmostFirst))
-        .build(rust)
-        .expect("test pattern compiles")
+    crate::response_template::pattern::ascii_regex(rust).expect("test pattern compiles")
 }
 
 const PATTERNS: &[&str] = &[
