@@ -100,12 +100,16 @@ fn stream_4_bytes(bencher: Bencher, file: &str) {
         .bench(|| stream(&parser, &output));
 }
 
+/// [`load`], with the output repeated `times` times.
+fn load_repeated(file: &str, times: usize) -> Option<(ChatParser, String)> {
+    load(file).map(|(parser, output)| (parser, output.repeat(times)))
+}
+
 #[divan::bench(args = SCALED, sample_count = 5, sample_size = 1)]
 fn one_shot_scaled(bencher: Bencher, (file, times): (&str, usize)) {
-    let Some((parser, output)) = load(file) else {
+    let Some((parser, output)) = load_repeated(file, times) else {
         return;
     };
-    let output = output.repeat(times);
     bencher
         .counter(BytesCount::of_str(&output))
         .bench(|| black_box(parser.parse(black_box(&output))));
@@ -113,10 +117,9 @@ fn one_shot_scaled(bencher: Bencher, (file, times): (&str, usize)) {
 
 #[divan::bench(args = SCALED, sample_count = 5, sample_size = 1)]
 fn stream_4_bytes_scaled(bencher: Bencher, (file, times): (&str, usize)) {
-    let Some((parser, output)) = load(file) else {
+    let Some((parser, output)) = load_repeated(file, times) else {
         return;
     };
-    let output = output.repeat(times);
     bencher
         .counter(BytesCount::of_str(&output))
         .bench(|| stream(&parser, &output));

@@ -31,15 +31,20 @@ use super::mapper::Mapper;
 use super::parser::{located, ChatParser, ParseProblem};
 
 /// The spans of the content nodes of `ast`, in text order.
-pub(crate) fn content_spans(grammar: &crate::peg::Grammar, ast: &Ast<'_>) -> Vec<Range<usize>> {
-    let Some(content) = grammar.tag_id(tags::CONTENT) else {
-        return Vec::new();
-    };
+pub(crate) fn content_nodes<'a>(
+    grammar: &crate::peg::Grammar,
+    ast: &'a Ast<'_>,
+) -> impl Iterator<Item = Range<usize>> + 'a {
+    let content = grammar.tag_id(tags::CONTENT);
     ast.nodes()
         .iter()
-        .filter(|n| n.tag_id() == content)
+        .filter(move |n| Some(n.tag_id()) == content)
         .map(|n| n.span())
-        .collect()
+}
+
+/// [`content_nodes`], collected.
+pub(crate) fn content_spans(grammar: &crate::peg::Grammar, ast: &Ast<'_>) -> Vec<Range<usize>> {
+    content_nodes(grammar, ast).collect()
 }
 
 /// Where the commit rule's scans stand: an incremental session and its mapper over a prefix of
@@ -222,14 +227,9 @@ impl ChatParser {
 
     /// Whether a content node of `ast` covers a call start at `t` (session text).
     fn is_content_at(&self, ast: &Ast<'_>, t: usize) -> bool {
-        let Some(content) = self.grammar.tag_id(tags::CONTENT) else {
-            return false;
-        };
         let shortest = self.call_starts.iter().map(String::len).min().unwrap_or(0);
-        ast.nodes().iter().any(|n| {
-            let span = n.span();
-            n.tag_id() == content && span.start <= t && t + shortest.max(1) <= span.end
-        })
+        content_nodes(&self.grammar, ast)
+            .any(|span| span.start <= t && t + shortest.max(1) <= span.end)
     }
 
     /// Parses `text` one character further at a time from the trigger at `t` (see the module

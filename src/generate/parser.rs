@@ -9,10 +9,10 @@ use crate::message::{
 use crate::peg::{Ast, BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
 
-use super::commit::{content_spans, CommitCursor};
+use super::commit::{content_nodes, content_spans, CommitCursor};
 use super::families;
 use super::format::{ReasoningFormat, TurnFormat};
-use super::grammar::{build_grammar, tags, GrammarOptions};
+use super::grammar::{build_grammar, GrammarOptions};
 use super::mapper::{Mapper, TagKinds};
 use super::prompt;
 use super::stream::ChatStream;
@@ -490,18 +490,12 @@ impl ChatParser {
 
     /// Whether a content node of `ast` (over `text`) begins with a call start.
     fn content_node_starts_a_call(&self, ast: &Ast<'_>, text: &str) -> bool {
-        let Some(content) = self.grammar.tag_id(tags::CONTENT) else {
-            return false;
-        };
-        ast.nodes()
-            .iter()
-            .filter(|n| n.tag_id() == content)
-            .any(|n| {
-                let at = text.get(n.span().start..).unwrap_or_default();
-                self.call_starts
-                    .iter()
-                    .any(|start| at.starts_with(start.as_str()))
-            })
+        content_nodes(&self.grammar, ast).any(|span| {
+            let at = text.get(span.start..).unwrap_or_default();
+            self.call_starts
+                .iter()
+                .any(|start| at.starts_with(start.as_str()))
+        })
     }
 
     /// A trigger left in the content: a call started there but did not parse. Located at the
@@ -516,12 +510,8 @@ impl ChatParser {
         for trigger in &self.triggers {
             if find(&message.content, trigger).is_some() {
                 let in_content = parse.and_then(|(ast, text)| {
-                    let content = self.grammar.tag_id(tags::CONTENT)?;
-                    ast.nodes()
-                        .iter()
-                        .filter(|n| n.tag_id() == content)
-                        .filter_map(|n| {
-                            let span = n.span();
+                    content_nodes(&self.grammar, ast)
+                        .filter_map(|span| {
                             let hay = text.get(span.clone())?;
                             find(hay, trigger).map(|i| span.start + i)
                         })
