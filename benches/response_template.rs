@@ -12,6 +12,10 @@
 //! the binary runs that case once in [`profiled`] (no divan) and exits, so that
 //! `valgrind --tool=callgrind --toggle-collect='*profiled*'` counts only the parse (the
 //! template load and input split are outside the toggle).
+//!
+//! Ratios: with `RESPONSE_TEMPLATE_RATIO=<rounds>` the binary times every input one-shot and
+//! streamed in turn, `rounds` times (interleaved, so that both see the same machine state on a
+//! shared host), and prints the fastest and median of each and the stream ÷ one-shot ratios.
 
 use chatparse::response_template::{parse_response, ResponseParser, ResponseTemplate};
 use chatparse::shared_data::shared_path_or_skip;
@@ -52,7 +56,57 @@ fn main() {
         println!("{case}: {} bytes, {out} result items", text.len());
         return;
     }
+    if let Ok(rounds) = std::env::var("RESPONSE_TEMPLATE_RATIO") {
+        ratios(rounds.parse().unwrap_or(200));
+        return;
+    }
     divan::main();
+}
+
+/// Interleaved one-shot and streaming timings of every input (see the module docs).
+fn ratios(rounds: usize) {
+    println!(
+        "{:<14} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7}",
+        "input", "one fast", "one med", "str fast", "str med", "fast x", "med x"
+    );
+    for input in INPUTS {
+        let Some((template, text)) = load(input) else {
+            return;
+        };
+        let pieces = feeds(&text);
+        // Fewer rounds for the large inputs: the same total time per input.
+        let n = (rounds * 100_000 / text.len().max(100_000)).max(5);
+        let mut one = Vec::with_capacity(n);
+        let mut streamed = Vec::with_capacity(n);
+        for _ in 0..n {
+            for (stream, times) in [(false, &mut one), (true, &mut streamed)] {
+                let start = std::time::Instant::now();
+                divan::black_box(run_case(stream, &template, &text, &pieces));
+                times.push(start.elapsed().as_secs_f64());
+            }
+        }
+        let (one_fast, one_med) = fastest_and_median(&mut one);
+        let (str_fast, str_med) = fastest_and_median(&mut streamed);
+        let mbps = |secs: f64| text.len() as f64 / secs / 1e6;
+        println!(
+            "{input:<14} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>7.2}",
+            mbps(one_fast),
+            mbps(one_med),
+            mbps(str_fast),
+            mbps(str_med),
+            str_fast / one_fast,
+            str_med / one_med
+        );
+    }
+    println!("(MB/s; ratios are stream time ÷ one-shot time)");
+}
+
+/// The fastest and the median of `times`.
+fn fastest_and_median(times: &mut [f64]) -> (f64, f64) {
+    times.sort_by(f64::total_cmp);
+    let fast = times.first().copied().unwrap_or(0.0);
+    let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+    (fast, median)
 }
 
 /// The parse counted by callgrind (see the module docs).
