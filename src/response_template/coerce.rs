@@ -9,7 +9,8 @@
 
 use serde_json::{Map, Value};
 
-use super::content::{parse_float, parse_int};
+use super::content::{parse_bool_word, parse_float, parse_int};
+use super::json_value::from_str;
 use super::util::py_strip;
 
 /// The JSON-schema types a property allows: `type` (string or list), the types of each
@@ -64,18 +65,10 @@ fn coerce_str(s: &str, types: &[String]) -> Option<Value> {
                     .and_then(serde_json::Number::from_f64)
                     .map(Value::Number)
             }),
-            "boolean" => match t.to_ascii_lowercase().as_str() {
-                "true" | "1" => Some(Value::Bool(true)),
-                "false" | "0" => Some(Value::Bool(false)),
-                _ => None,
-            },
+            "boolean" => parse_bool_word(t, &["true", "1"], &["false", "0"]).map(Value::Bool),
             "null" => matches!(t, "null" | "None").then_some(Value::Null),
-            "object" => serde_json::from_str::<Value>(t)
-                .ok()
-                .filter(Value::is_object),
-            "array" => serde_json::from_str::<Value>(t)
-                .ok()
-                .filter(Value::is_array),
+            "object" => from_str(t).ok().filter(Value::is_object),
+            "array" => from_str(t).ok().filter(Value::is_array),
             _ => None,
         };
         if converted.is_some() {

@@ -10,6 +10,8 @@
 //! | `xml-inline` | a dict from each `tag_pattern` match | `tag_pattern`, `value_parser`, `merge_duplicates` |
 //! | `kv-lines` | a dict from `key: value` lines | `line_sep`, `kv_sep`, `strip`, `value_parser` |
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::pattern::TagPattern;
@@ -194,9 +196,11 @@ impl Content {
                 value_parser,
                 merge_duplicates,
             } => {
-                let mut map = Map::new();
+                let pairs = tag.pairs(raw)?;
+                // Sized once (repeated keys only leave some room unused).
+                let mut map = Map::with_capacity(pairs.len());
                 let mut merged = Vec::new();
-                for (key, value) in tag.pairs(raw)? {
+                for (key, value) in pairs {
                     let value = match value_parser {
                         Some(p) => p.parse(value)?,
                         None => Value::String(value.to_owned()),
@@ -322,25 +326,42 @@ pub(crate) fn parse_int(s: &str) -> Option<i64> {
 
 /// Python `float()` of already-stripped text (finite values only).
 pub(crate) fn parse_float(s: &str) -> Option<f64> {
-    let cleaned: String = s.chars().filter(|c| *c != '_').collect();
     if s.contains("__") || s.starts_with('_') || s.ends_with('_') {
         return None;
     }
-    let lower = cleaned.to_ascii_lowercase();
-    let body = lower.trim_start_matches(['+', '-']);
-    if body.starts_with("inf") || body.starts_with("nan") {
+    let cleaned: Cow<str> = if s.contains('_') {
+        Cow::Owned(s.chars().filter(|c| *c != '_').collect())
+    } else {
+        Cow::Borrowed(s)
+    };
+    let body = cleaned.trim_start_matches(['+', '-']);
+    let word = |w: &str| {
+        body.get(..w.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(w))
+    };
+    if word("inf") || word("nan") {
         return None;
     }
     let value: f64 = cleaned.parse().ok()?;
     value.is_finite().then_some(value)
 }
 
-fn parse_bool(s: &str) -> Option<bool> {
-    match s.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" => Some(true),
-        "false" | "0" | "no" => Some(false),
-        _ => None,
+/// `Some(true)` when `s` is one of the `yes` words, `Some(false)` when one of the `no` words,
+/// ignoring ASCII case (the words are lowercase).
+pub(crate) fn parse_bool_word(s: &str, yes: &[&str], no: &[&str]) -> Option<bool> {
+    let is = |words: &[&str]| words.iter().any(|w| s.eq_ignore_ascii_case(w));
+    if is(yes) {
+        Some(true)
+    } else if is(no) {
+        Some(false)
+    } else {
+        None
     }
+}
+
+/// The `bool` content type: `true`/`1`/`yes` or `false`/`0`/`no`, any case.
+fn parse_bool(s: &str) -> Option<bool> {
+    parse_bool_word(s, &["true", "1", "yes"], &["false", "0", "no"])
 }
 
 impl JsonArgs {
@@ -359,7 +380,7 @@ impl JsonArgs {
         if self.unquoted_keys {
             rewritten = Some(quote_keys(rewritten.as_deref().unwrap_or(stripped)));
         }
-        match serde_json::from_str::<Value>(rewritten.as_deref().unwrap_or(stripped)) {
+        match super::json_value::from_str(rewritten.as_deref().unwrap_or(stripped)) {
             Ok(v) => Ok(v),
             Err(_) if self.allow_non_json => Ok(Value::String(py_strip(raw).to_owned())),
             Err(e) => Err(format!("invalid JSON: {e}")),

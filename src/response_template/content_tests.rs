@@ -132,3 +132,71 @@ fn unknown_type() {
         .unwrap_or_default();
     assert!(err.contains("unknown content parser 'yaml'"), "{err}");
 }
+
+/// The float parser as first written (a lowercased copy of the text), as the oracle.
+fn model_parse_float(s: &str) -> Option<f64> {
+    let cleaned: String = s.chars().filter(|c| *c != '_').collect();
+    if s.contains("__") || s.starts_with('_') || s.ends_with('_') {
+        return None;
+    }
+    let lower = cleaned.to_ascii_lowercase();
+    let body = lower.trim_start_matches(['+', '-']);
+    if body.starts_with("inf") || body.starts_with("nan") {
+        return None;
+    }
+    let value: f64 = cleaned.parse().ok()?;
+    value.is_finite().then_some(value)
+}
+
+#[test]
+fn float_and_bool_words_match_the_lowercasing_versions() {
+    for s in [
+        "",
+        "1",
+        "1.5",
+        "-1_000.25",
+        "1__0",
+        "_1",
+        "1_",
+        "+-1",
+        "--1",
+        "1e3",
+        "1E-3",
+        "inf",
+        "-Inf",
+        "+INFINITY",
+        "NaN",
+        "-nan",
+        "+nAn1",
+        "in",
+        "na",
+        "1e400",
+        "-1e400",
+        "é1",
+        "ın",
+        "+",
+        "-",
+        ".5",
+        "5.",
+        "1_e5",
+        "0x10",
+        "1.5_",
+    ] {
+        assert_eq!(parse_float(s), model_parse_float(s), "{s:?}");
+    }
+    for (s, want) in [
+        ("True", Some(true)),
+        ("YES", Some(true)),
+        ("1", Some(true)),
+        ("fAlSe", Some(false)),
+        ("No", Some(false)),
+        ("0", Some(false)),
+        ("truE ", None),
+        ("TRUEe", None),
+        ("ye", None),
+        ("", None),
+        ("tRuͤe", None),
+    ] {
+        assert_eq!(parse_bool(s), want, "{s:?}");
+    }
+}

@@ -139,6 +139,8 @@ pub mod conformance;
 mod content;
 mod error;
 mod events;
+mod json_shape;
+mod json_value;
 mod pattern;
 mod scan;
 mod seq;

@@ -18,8 +18,17 @@ pub(crate) enum Transform {
         path: Vec<String>,
         take: bool,
     },
+    /// A value with no placeholder in it (a whole subtree is one literal).
     Literal(Value),
-    Object(Vec<(String, Transform)>),
+    /// An object with a placeholder somewhere below: `skeleton` holds every key in template
+    /// order (built once, so applying clones its index table instead of hashing each key),
+    /// with the literal values in place and `null` where `fill` (one slot per key) has the
+    /// node that computes the value.
+    Object {
+        skeleton: Map<String, Value>,
+        fill: Vec<Option<Transform>>,
+    },
+    /// An array with a placeholder somewhere below.
     Array(Vec<Transform>),
 }
 
@@ -74,7 +83,9 @@ impl Transform {
                 }
             }
             Transform::Literal(_) => {}
-            Transform::Object(entries) => entries.iter().for_each(|(_, t)| t.count_roots(counts)),
+            Transform::Object { fill, .. } => {
+                fill.iter().flatten().for_each(|t| t.count_roots(counts))
+            }
             Transform::Array(items) => items.iter().for_each(|t| t.count_roots(counts)),
         }
     }
@@ -86,11 +97,16 @@ impl Transform {
                 *take = counts.iter().any(|(r, n)| r == root && *n == 1);
             }
             Transform::Literal(_) => {}
-            Transform::Object(entries) => {
-                entries.iter_mut().for_each(|(_, t)| t.mark_takes(counts))
+            Transform::Object { fill, .. } => {
+                fill.iter_mut().flatten().for_each(|t| t.mark_takes(counts))
             }
             Transform::Array(items) => items.iter_mut().for_each(|t| t.mark_takes(counts)),
         }
+    }
+
+    /// Whether this node is a plain literal.
+    fn is_literal(&self) -> bool {
+        matches!(self, Transform::Literal(_))
     }
 
     fn compile_node(v: &Value, field: &str) -> Result<Transform, String> {
@@ -111,17 +127,36 @@ impl Transform {
                 }
                 None => Transform::Literal(v.clone()),
             },
-            Value::Object(map) => Transform::Object(
-                map.iter()
-                    .map(|(k, v)| Ok((k.clone(), Transform::compile_node(v, field)?)))
-                    .collect::<Result<_, String>>()?,
-            ),
-            Value::Array(items) => Transform::Array(
-                items
+            Value::Object(map) => {
+                let nodes = map
+                    .values()
+                    .map(|v| Transform::compile_node(v, field))
+                    .collect::<Result<Vec<_>, String>>()?;
+                if nodes.iter().all(Transform::is_literal) {
+                    return Ok(Transform::Literal(v.clone()));
+                }
+                let mut skeleton = Map::with_capacity(map.len());
+                let mut fill = Vec::with_capacity(map.len());
+                for (key, node) in map.keys().zip(nodes) {
+                    let (value, node) = match node {
+                        Transform::Literal(value) => (value, None),
+                        node => (Value::Null, Some(node)),
+                    };
+                    skeleton.insert(key.clone(), value);
+                    fill.push(node);
+                }
+                Transform::Object { skeleton, fill }
+            }
+            Value::Array(items) => {
+                let nodes = items
                     .iter()
-                    .map(|v| Transform::compile(v, field))
-                    .collect::<Result<_, _>>()?,
-            ),
+                    .map(|v| Transform::compile_node(v, field))
+                    .collect::<Result<Vec<_>, String>>()?;
+                if nodes.iter().all(Transform::is_literal) {
+                    return Ok(Transform::Literal(v.clone()));
+                }
+                Transform::Array(nodes)
+            }
             other => Transform::Literal(other.clone()),
         })
     }
@@ -131,15 +166,19 @@ impl Transform {
     pub(crate) fn apply(&self, scope: &mut Map<String, Value>) -> Result<Value, String> {
         match self {
             Transform::Literal(v) => Ok(v.clone()),
-            Transform::Array(items) => items
-                .iter()
-                .map(|t| t.apply(scope))
-                .collect::<Result<_, _>>()
-                .map(Value::Array),
-            Transform::Object(entries) => {
-                let mut out = Map::with_capacity(entries.len());
-                for (k, t) in entries {
-                    out.insert(k.clone(), t.apply(scope)?);
+            Transform::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for t in items {
+                    out.push(t.apply(scope)?);
+                }
+                Ok(Value::Array(out))
+            }
+            Transform::Object { skeleton, fill } => {
+                let mut out = skeleton.clone();
+                for (slot, t) in out.values_mut().zip(fill) {
+                    if let Some(t) = t {
+                        *slot = t.apply(scope)?;
+                    }
                 }
                 Ok(Value::Object(out))
             }

@@ -62,3 +62,43 @@ fn lookup_errors() {
         Ok(json!(6))
     );
 }
+
+#[test]
+fn keys_keep_template_order() {
+    let template = json!({
+        "z": "{a}",
+        "lit": {"x": [1, {"y": "plain"}], "e": {}},
+        "m": [{"k": "{b}", "l": "v"}, "w", ["{a}"]],
+        "a": "{none}",
+        "e": {}
+    });
+    let t = Transform::compile(&template, "x").unwrap_or_else(|e| panic!("{e}"));
+    let got = t
+        .apply(&mut scope(json!({"a": 1, "b": {"q": 2}, "none": null})))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = json!({
+        "z": 1,
+        "lit": {"x": [1, {"y": "plain"}], "e": {}},
+        "m": [{"k": {"q": 2}, "l": "v"}, "w", [1]],
+        "a": null,
+        "e": {}
+    });
+    // `Value` equality ignores key order: compare the text too.
+    assert_eq!(got.to_string(), want.to_string());
+    // A literal template applies to itself.
+    let t = Transform::compile(&json!({"b": [1, "x"], "a": {}}), "x");
+    let t = t.unwrap_or_else(|e| panic!("{e}"));
+    let got = t.apply(&mut Map::new()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(got.to_string(), r#"{"b":[1,"x"],"a":{}}"#);
+}
+
+#[test]
+fn first_failing_placeholder_in_template_order() {
+    let t = Transform::compile(&json!({"k": "{content.b}", "j": "{nope}"}), "x");
+    let t = t.unwrap_or_else(|e| panic!("{e}"));
+    let err = t
+        .apply(&mut scope(json!({"content": {"a": 1}})))
+        .err()
+        .unwrap_or_default();
+    assert!(err.contains("missing key 'b'"), "{err}");
+}
