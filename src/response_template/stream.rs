@@ -70,6 +70,9 @@ pub struct ResponseParser<'t> {
     /// idle (lazily at this position, see `skipped_to`) and all text before it has been
     /// handed out (see [`ResponseParser::feed_held`]).
     held: Option<usize>,
+    /// The event buffer [`feed_with`](ResponseParser::feed_with) reuses for feeds that do not
+    /// take the fast path.
+    scratch: Vec<Event<'t>>,
 }
 
 /// What the in-flight fast path needs.
@@ -151,6 +154,7 @@ impl<'t> ResponseParser<'t> {
             glide: None,
             held: None,
             compact_at: usize::MAX,
+            scratch: Vec::new(),
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -187,6 +191,62 @@ impl<'t> ResponseParser<'t> {
                 return Ok(());
             }
         }
+        self.feed_rest(chunk, events)
+    }
+
+    /// Like [`feed`](ResponseParser::feed), but hands each event to `sink` as it is produced,
+    /// in order, before this returns: no event buffer to fill and clear (the cheapest way to
+    /// stream; the common feed, text of the open region with nothing in flight, goes straight
+    /// to `sink`). On an error, the events produced before it have been handed out.
+    ///
+    /// ```
+    /// # use chatparse::response_template::{Event, ResponseParser, ResponseTemplate};
+    /// let tpl = ResponseTemplate::from_json_str(
+    ///     r#"{"start_anchor": "A:", "fields": {"content": {"close": "<end>"}}}"#,
+    /// ).unwrap();
+    /// let mut parser = ResponseParser::new(&tpl, None, None).unwrap();
+    /// let mut text = String::new();
+    /// for piece in ["Hel", "lo<e", "nd>"] {
+    ///     parser
+    ///         .feed_with(piece, |event| {
+    ///             if let Event::RegionChunk { text: chunk, .. } = event {
+    ///                 text.push_str(&chunk);
+    ///             }
+    ///         })
+    ///         .unwrap();
+    /// }
+    /// assert_eq!(text, "Hello");
+    /// ```
+    #[inline]
+    pub fn feed_with<F: FnMut(Event<'t>)>(&mut self, chunk: &str, mut sink: F) -> Result<()> {
+        if let Some(fast) = &self.fast {
+            if fast.clean(chunk.as_bytes()) {
+                if let Some((field, dirty)) = fast.field.filter(|_| !chunk.is_empty()) {
+                    self.fast_append(chunk);
+                    sink(Event::RegionChunk {
+                        field,
+                        text: chunk.into(),
+                        dirty,
+                    });
+                } else {
+                    self.fast_append(chunk);
+                }
+                return Ok(());
+            }
+        }
+        let mut events = std::mem::take(&mut self.scratch);
+        let result = self.feed_rest(chunk, &mut events);
+        for event in events.drain(..) {
+            sink(event);
+        }
+        std::mem::swap(&mut self.scratch, &mut events);
+        result
+    }
+
+    /// [`feed_into`](ResponseParser::feed_into) once the feed fast path does not apply: the
+    /// in-flight fast path, the light path, or the general path.
+    #[inline]
+    fn feed_rest(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
         if let Some(glide) = self.glide {
             if chunk.len() <= 64 && self.feed_glide(glide, chunk) {
                 return Ok(());
@@ -249,20 +309,24 @@ impl<'t> ResponseParser<'t> {
         chunk: &str,
         events: &mut Vec<Event<'t>>,
     ) {
-        if chunk.is_empty() {
-            return;
-        }
-        append(&mut self.buf, chunk);
-        let end = self.emit_pos + chunk.len();
-        self.skipped_to = end;
-        self.emit_pos = end;
-        if let Some((field, dirty)) = field {
+        self.fast_append(chunk);
+        if let Some((field, dirty)) = field.filter(|_| !chunk.is_empty()) {
             events.push(Event::RegionChunk {
                 field,
                 text: chunk.into(),
                 dirty,
             });
         }
+    }
+
+    /// The bookkeeping of [`feed_fast`](ResponseParser::feed_fast): the chunk joins the
+    /// handed-out text.
+    #[inline(always)]
+    fn fast_append(&mut self, chunk: &str) {
+        append(&mut self.buf, chunk);
+        let end = self.emit_pos + chunk.len();
+        self.skipped_to = end;
+        self.emit_pos = end;
         if end >= self.compact_at {
             self.compact();
             self.update_compact_at();
