@@ -46,6 +46,35 @@ const SHARED_TEXTS: &[&str] = &[
      <|channel|>commentary to=g<|channel|><|message|>[1]<|call|><|channel|>final",
     "<|channel|>fin<|channel|>final<|message|>x<|end|<|end|>tail<|chan",
     "<|channel|>analysis<|message|><|channel|>final<|message|>",
+    // Pieces of the shared literal while the tool-call open glides: departing (`<|co`,
+    // `<|chx`), completing (a second `<|channel|>` inside the open), at a feed's end.
+    "<|channel|>commentary to=f <|constrain|>json <|chx <|c<|message|>{}<|call|>",
+    "<|channel|>commentary to=f <|channel|>final<|message|>[2]<|call|>x<|end|>",
+    "<|channel|>commentary to=ab<|<|channel|>commentary to=g<|message|>1<|call|>",
+];
+
+/// The tool-call open without `.*?`: a gliding attempt that dies inside a held piece of the
+/// shared literal, where a later attempt must still be found.
+fn strict_template() -> ResponseTemplate {
+    ResponseTemplate::from_value(&json!({
+        "start_anchor": "<|start|>assistant",
+        "fields": {
+            "content": {"open": "<|channel|>final<|message|>", "close": "<|end|>"},
+            "tool_calls": {
+                "open_pattern": "<\\|channel\\|>commentary to=(?P<name>\\w+) ?<\\|message\\|>",
+                "close": "<|call|>",
+                "repeats": true,
+                "transform": {"name": "{name}", "arguments": "{content}"}
+            }
+        }
+    }))
+    .unwrap()
+}
+
+const STRICT_TEXTS: &[&str] = &[
+    "<|channel|>commentary to=ab<|channel|>final<|message|>hi<|end|>",
+    "<|channel|>commentary to=ab <|chan<|channel|>commentary to=c <|message|>x<|call|>",
+    "<|channel|>commentary to=abc<|message|>1<|call|><|channel|>commentary to=d<|me",
 ];
 
 /// An implicit field whose close shares `<|` with the open.
@@ -124,6 +153,14 @@ fn check(tpl: &ResponseTemplate, text: &str) {
 fn shared_prefix_feeds_match_one_shot() {
     let tpl = shared_template();
     for text in SHARED_TEXTS {
+        check(&tpl, text);
+    }
+}
+
+#[test]
+fn gliding_attempts_with_held_pieces_match_one_shot() {
+    let tpl = strict_template();
+    for text in STRICT_TEXTS {
         check(&tpl, text);
     }
 }
