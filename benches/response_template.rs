@@ -1,21 +1,23 @@
 //! Response-template parsing speed on `shared/bench/hf-response` (skipped with a notice when
 //! absent): one-shot `parse_response`, and streaming in 4-byte feeds, for the 1 KB, 10 KB and
-//! 100 KB inputs plus a 1 MB input made by repeating the 100 KB one in memory.
+//! 100 KB inputs plus 1 MB and 10 MB inputs made by repeating the 100 KB one in memory (they
+//! check that both paths stay linear).
 //!
-//! Both groups list the same inputs (`<template> <size>`) in the same order, so the streaming
-//! cost relative to one-shot (goal: at most 2×) reads off one run: compare the `stream_4_bytes`
-//! and `one_shot` rows of an input (fastest and median).
+//! Streaming is measured through both event APIs: `stream_4_bytes` hands each event to a
+//! closure ([`ResponseParser::feed_with`]); `stream_4_bytes_vec` collects each feed's events
+//! into a reused `Vec` ([`ResponseParser::feed_into`]) and clears it. Every group lists the
+//! same inputs (`<template> <size>`) in the same order, so the streaming cost relative to
+//! one-shot (goal: at most 2×) reads off one run.
 //!
-//! The 10 MB inputs (the 100 KB one repeated 100 times) check that both paths stay linear.
-//!
-//! Profiling: with `RESPONSE_TEMPLATE_PROFILE="<one_shot|stream_4_bytes> <template> <size>"`
-//! the binary runs that case once in [`profiled`] (no divan) and exits, so that
-//! `valgrind --tool=callgrind --toggle-collect='*profiled*'` counts only the parse (the
+//! Profiling: with `RESPONSE_TEMPLATE_PROFILE="<one_shot|stream_4_bytes|stream_4_bytes_vec>
+//! <template> <size>"` the binary runs that case once in [`profiled`] (no divan) and exits, so
+//! that `valgrind --tool=callgrind --toggle-collect='*profiled*'` counts only the parse (the
 //! template load and input split are outside the toggle).
 //!
 //! Ratios: with `RESPONSE_TEMPLATE_RATIO=<rounds>` the binary times every input one-shot and
-//! streamed in turn, `rounds` times (interleaved, so that both see the same machine state on a
-//! shared host), and prints the fastest and median of each and the stream ÷ one-shot ratios.
+//! streamed through both APIs in turn, `rounds` times (interleaved, so that all three see the
+//! same machine state on a shared host), and prints the fastest and median speeds and the
+//! stream ÷ one-shot ratios.
 
 use chatparse::response_template::{parse_response, ResponseParser, ResponseTemplate};
 use chatparse::shared_data::shared_path_or_skip;
@@ -41,18 +43,39 @@ const INPUTS: &[&str] = &[
     "smollm 10MB",
 ];
 
+/// How a case is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `parse_response` on the whole text.
+    OneShot,
+    /// 4-byte feeds through `feed_with` (events handed to a closure).
+    Sink,
+    /// 4-byte feeds through `feed_into` (events collected into a reused `Vec`).
+    Vec,
+}
+
+impl Mode {
+    fn parse(name: &str) -> Option<Mode> {
+        match name {
+            "one_shot" => Some(Mode::OneShot),
+            "stream_4_bytes" => Some(Mode::Sink),
+            "stream_4_bytes_vec" => Some(Mode::Vec),
+            _ => None,
+        }
+    }
+}
+
 fn main() {
     if let Ok(case) = std::env::var("RESPONSE_TEMPLATE_PROFILE") {
         let (mode, input) = case.split_once(' ').unwrap_or((case.as_str(), ""));
-        let Some((template, text)) = load(input) else {
-            eprintln!("RESPONSE_TEMPLATE_PROFILE: unknown input {input:?}");
+        let (Some(mode), Some((template, text))) = (Mode::parse(mode), load(input)) else {
+            eprintln!("RESPONSE_TEMPLATE_PROFILE: unknown mode or input in {case:?}");
             return;
         };
         let pieces = feeds(&text);
-        let stream = mode == "stream_4_bytes";
         // Warm up (the regex caches, the allocator) outside the counted call, as divan does.
-        divan::black_box(run_case(stream, &template, &text, &pieces));
-        let out = profiled(stream, &template, &text, &pieces);
+        divan::black_box(run_case(mode, &template, &text, &pieces));
+        let out = profiled(mode, &template, &text, &pieces);
         println!("{case}: {} bytes, {out} result items", text.len());
         return;
     }
@@ -66,39 +89,57 @@ fn main() {
 /// Interleaved one-shot and streaming timings of every input (see the module docs).
 fn ratios(rounds: usize) {
     println!(
-        "{:<14} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7}",
-        "input", "one fast", "one med", "str fast", "str med", "fast x", "med x"
+        "{:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>6} {:>6}",
+        "input",
+        "one fast",
+        "one med",
+        "sink fst",
+        "sink med",
+        "vec fst",
+        "vec med",
+        "sink",
+        "x med",
+        "vec",
+        "x med"
     );
     for input in INPUTS {
         let Some((template, text)) = load(input) else {
             return;
         };
         let pieces = feeds(&text);
-        // Fewer rounds for the large inputs: the same total time per input.
+        // Fewer rounds for the large inputs: about the same total time per input.
         let n = (rounds * 100_000 / text.len().max(100_000)).max(5);
-        let mut one = Vec::with_capacity(n);
-        let mut streamed = Vec::with_capacity(n);
+        let modes = [Mode::OneShot, Mode::Sink, Mode::Vec];
+        let mut times: Vec<Vec<f64>> = modes.iter().map(|_| Vec::with_capacity(n)).collect();
         for _ in 0..n {
-            for (stream, times) in [(false, &mut one), (true, &mut streamed)] {
+            for (mode, samples) in modes.iter().zip(times.iter_mut()) {
                 let start = std::time::Instant::now();
-                divan::black_box(run_case(stream, &template, &text, &pieces));
-                times.push(start.elapsed().as_secs_f64());
+                divan::black_box(run_case(*mode, &template, &text, &pieces));
+                samples.push(start.elapsed().as_secs_f64());
             }
         }
-        let (one_fast, one_med) = fastest_and_median(&mut one);
-        let (str_fast, str_med) = fastest_and_median(&mut streamed);
+        let stats: Vec<(f64, f64)> = times.iter_mut().map(|t| fastest_and_median(t)).collect();
+        let (Some(one), Some(sink), Some(vec)) = (stats.first(), stats.get(1), stats.get(2)) else {
+            return;
+        };
         let mbps = |secs: f64| text.len() as f64 / secs / 1e6;
         println!(
-            "{input:<14} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>7.2}",
-            mbps(one_fast),
-            mbps(one_med),
-            mbps(str_fast),
-            mbps(str_med),
-            str_fast / one_fast,
-            str_med / one_med
+            "{input:<14} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>6.2} {:>6.2} {:>6.2} {:>6.2}",
+            mbps(one.0),
+            mbps(one.1),
+            mbps(sink.0),
+            mbps(sink.1),
+            mbps(vec.0),
+            mbps(vec.1),
+            sink.0 / one.0,
+            sink.1 / one.1,
+            vec.0 / one.0,
+            vec.1 / one.1
         );
     }
-    println!("(MB/s; ratios are stream time ÷ one-shot time)");
+    println!(
+        "(MB/s, fastest and median; ratios are stream time ÷ one-shot time, fastest and median)"
+    );
 }
 
 /// The fastest and the median of `times`.
@@ -111,24 +152,41 @@ fn fastest_and_median(times: &mut [f64]) -> (f64, f64) {
 
 /// The parse counted by callgrind (see the module docs).
 #[inline(never)]
-fn profiled(stream: bool, template: &ResponseTemplate, text: &str, pieces: &[&str]) -> usize {
-    run_case(stream, template, text, pieces)
+fn profiled(mode: Mode, template: &ResponseTemplate, text: &str, pieces: &[&str]) -> usize {
+    run_case(mode, template, text, pieces)
 }
 
-/// One parse: one-shot, or streaming `pieces`. Returns a count so the work is not optimized
-/// away.
+/// One parse. Returns a count so the work is not optimized away.
 #[inline(never)]
-fn run_case(stream: bool, template: &ResponseTemplate, text: &str, pieces: &[&str]) -> usize {
-    if stream {
-        run_stream(template, pieces).map_or(0, |(_, n)| n)
-    } else {
-        parse_response(template, text, None, None)
-            .map_or(0, |m| m.as_object().map_or(0, serde_json::Map::len))
+fn run_case(mode: Mode, template: &ResponseTemplate, text: &str, pieces: &[&str]) -> usize {
+    match mode {
+        Mode::OneShot => parse_response(template, text, None, None)
+            .map_or(0, |m| m.as_object().map_or(0, serde_json::Map::len)),
+        Mode::Sink => stream_sink(template, pieces).map_or(0, |(_, n)| n),
+        Mode::Vec => stream_vec(template, pieces).map_or(0, |(_, n)| n),
     }
 }
 
-/// Streams `pieces` through a fresh parser; returns the message and the number of events.
-fn run_stream(template: &ResponseTemplate, pieces: &[&str]) -> Option<(serde_json::Value, usize)> {
+/// Streams `pieces` through a fresh parser with `feed_with`; returns the message and the
+/// number of events (each one is looked at, as a caller would).
+fn stream_sink(template: &ResponseTemplate, pieces: &[&str]) -> Option<(serde_json::Value, usize)> {
+    let mut parser = ResponseParser::new(template, None, None).ok()?;
+    let mut count = 0usize;
+    for piece in pieces {
+        parser
+            .feed_with(divan::black_box(piece), |event| {
+                divan::black_box(&event);
+                count += 1;
+            })
+            .ok()?;
+    }
+    let (message, last) = parser.finalize().ok()?;
+    Some((message, count + last.len()))
+}
+
+/// Streams `pieces` through a fresh parser with `feed_into` and one reused event buffer;
+/// returns the message and the number of events.
+fn stream_vec(template: &ResponseTemplate, pieces: &[&str]) -> Option<(serde_json::Value, usize)> {
     let mut parser = ResponseParser::new(template, None, None).ok()?;
     let mut events = Vec::new();
     let mut count = 0usize;
@@ -196,5 +254,16 @@ fn stream_4_bytes(bencher: Bencher, input: &str) {
     let pieces = feeds(&text);
     bencher
         .counter(BytesCount::of_str(&text))
-        .bench(|| run_stream(&template, &pieces));
+        .bench(|| stream_sink(&template, &pieces));
+}
+
+#[divan::bench(args = INPUTS, sample_count = 30)]
+fn stream_4_bytes_vec(bencher: Bencher, input: &str) {
+    let Some((template, text)) = load(input) else {
+        return;
+    };
+    let pieces = feeds(&text);
+    bencher
+        .counter(BytesCount::of_str(&text))
+        .bench(|| stream_vec(&template, &pieces));
 }

@@ -15,8 +15,9 @@
 //! - [`parse_response`]: parse a whole output (with the prompt as `prefix` and optional
 //!   `tools`); returns the message as a JSON object.
 //! - [`ResponseParser`]: the streaming parser: [`initial_events`](ResponseParser::initial_events)
-//!   (from the prompt prefix), [`feed`](ResponseParser::feed) (or
-//!   [`feed_into`](ResponseParser::feed_into) to reuse a buffer) → [`Event`]s,
+//!   (from the prompt prefix), [`feed`](ResponseParser::feed) → [`Event`]s (or
+//!   [`feed_into`](ResponseParser::feed_into) to reuse a buffer, or
+//!   [`feed_with`](ResponseParser::feed_with) to hand each event to a closure, the cheapest),
 //!   [`finalize`](ResponseParser::finalize) → `(message, events)`. Events borrow field names
 //!   from the template; [`Event::to_json`] gives the reference's dict shape.
 //! - [`coerce`]: schema-driven tool-argument coercion, and

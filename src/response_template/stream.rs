@@ -70,6 +70,15 @@ pub struct ResponseParser<'t> {
     /// idle (lazily at this position, see `skipped_to`) and all text before it has been
     /// handed out (see [`ResponseParser::feed_held`]).
     held: Option<usize>,
+    /// Set while one match attempt glides (see [`glide`](ResponseParser::glide)) and the
+    /// buffer ends with a proper piece of the watch set's shared literal starting at this
+    /// absolute position: the idle scanners have (lazily) scanned up to it, and each feed is
+    /// compared with the literal and stepped by the gliding candidate alone (see
+    /// [`ResponseParser::feed_glide_held`]).
+    glide_held: Option<usize>,
+    /// The event buffer [`feed_with`](ResponseParser::feed_with) reuses for feeds that do not
+    /// take the fast path.
+    scratch: Vec<Event<'t>>,
 }
 
 /// What the in-flight fast path needs.
@@ -150,7 +159,9 @@ impl<'t> ResponseParser<'t> {
             fast: None,
             glide: None,
             held: None,
+            glide_held: None,
             compact_at: usize::MAX,
+            scratch: Vec::new(),
         };
         parser.reset_scanners();
         if let Some(prefix) = prefix {
@@ -187,6 +198,67 @@ impl<'t> ResponseParser<'t> {
                 return Ok(());
             }
         }
+        self.feed_rest(chunk, events)
+    }
+
+    /// Like [`feed`](ResponseParser::feed), but hands each event to `sink` as it is produced,
+    /// in order, before this returns: no event buffer to fill and clear (the cheapest way to
+    /// stream; the common feed, text of the open region with nothing in flight, goes straight
+    /// to `sink`). On an error, the events produced before it have been handed out.
+    ///
+    /// ```
+    /// # use chatparse::response_template::{Event, ResponseParser, ResponseTemplate};
+    /// let tpl = ResponseTemplate::from_json_str(
+    ///     r#"{"start_anchor": "A:", "fields": {"content": {"close": "<end>"}}}"#,
+    /// ).unwrap();
+    /// let mut parser = ResponseParser::new(&tpl, None, None).unwrap();
+    /// let mut text = String::new();
+    /// for piece in ["Hel", "lo<e", "nd>"] {
+    ///     parser
+    ///         .feed_with(piece, |event| {
+    ///             if let Event::RegionChunk { text: chunk, .. } = event {
+    ///                 text.push_str(&chunk);
+    ///             }
+    ///         })
+    ///         .unwrap();
+    /// }
+    /// assert_eq!(text, "Hello");
+    /// ```
+    #[inline]
+    pub fn feed_with<F: FnMut(Event<'t>)>(&mut self, chunk: &str, mut sink: F) -> Result<()> {
+        if let Some(fast) = &self.fast {
+            if fast.clean(chunk.as_bytes()) {
+                if let Some((field, dirty)) = fast.field.filter(|_| !chunk.is_empty()) {
+                    self.fast_append(chunk);
+                    sink(Event::RegionChunk {
+                        field,
+                        text: chunk.into(),
+                        dirty,
+                    });
+                } else {
+                    self.fast_append(chunk);
+                }
+                return Ok(());
+            }
+        }
+        let mut events = std::mem::take(&mut self.scratch);
+        let result = self.feed_rest(chunk, &mut events);
+        for event in events.drain(..) {
+            sink(event);
+        }
+        std::mem::swap(&mut self.scratch, &mut events);
+        result
+    }
+
+    /// [`feed_into`](ResponseParser::feed_into) once the feed fast path does not apply: the
+    /// in-flight fast path, the light path, or the general path.
+    #[inline]
+    fn feed_rest(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
+        if let Some(at) = self.glide_held {
+            if self.feed_glide_held(at, chunk, events)? {
+                return Ok(());
+            }
+        }
         if let Some(glide) = self.glide {
             if chunk.len() <= 64 && self.feed_glide(glide, chunk) {
                 return Ok(());
@@ -209,6 +281,7 @@ impl<'t> ResponseParser<'t> {
         }
         self.fast = None;
         self.glide = None;
+        self.glide_held = None;
         if self.held.take().is_some() {
             // The held text still needs its scan: not the fast path of `push`.
             self.all_idle = false;
@@ -232,6 +305,7 @@ impl<'t> ResponseParser<'t> {
         self.fast = None;
         self.glide = None;
         self.held = None;
+        self.glide_held = None;
         let mut events = Vec::new();
         self.finish(&mut events)
             .map_err(|e| e.with_kind(ErrorKind::Finalize))?;
@@ -249,20 +323,24 @@ impl<'t> ResponseParser<'t> {
         chunk: &str,
         events: &mut Vec<Event<'t>>,
     ) {
-        if chunk.is_empty() {
-            return;
-        }
-        append(&mut self.buf, chunk);
-        let end = self.emit_pos + chunk.len();
-        self.skipped_to = end;
-        self.emit_pos = end;
-        if let Some((field, dirty)) = field {
+        self.fast_append(chunk);
+        if let Some((field, dirty)) = field.filter(|_| !chunk.is_empty()) {
             events.push(Event::RegionChunk {
                 field,
                 text: chunk.into(),
                 dirty,
             });
         }
+    }
+
+    /// The bookkeeping of [`feed_fast`](ResponseParser::feed_fast): the chunk joins the
+    /// handed-out text.
+    #[inline(always)]
+    fn fast_append(&mut self, chunk: &str) {
+        append(&mut self.buf, chunk);
+        let end = self.emit_pos + chunk.len();
+        self.skipped_to = end;
+        self.emit_pos = end;
         if end >= self.compact_at {
             self.compact();
             self.update_compact_at();
@@ -306,10 +384,75 @@ impl<'t> ResponseParser<'t> {
         if !sc.glide_all(glide.pat, bytes) {
             return false;
         }
-        self.buf.push_str(chunk);
+        append(&mut self.buf, chunk);
         // The idle scanners cannot start anything in `chunk` either.
         self.skipped_to = self.base + self.buf.len();
         true
+    }
+
+    /// A feed while [`glide_held`](ResponseParser::glide_held). If the feed continues the
+    /// held piece and the literal is still not complete, it is only appended (no scanner
+    /// moves: the gliding candidate still stands where the hold began). If it departs from
+    /// the literal, nothing can start at the held position; unless the text after it can
+    /// start a delimiter, the idle scanners skip it all and the gliding candidate steps over
+    /// the held text. Otherwise (the literal is complete, another start follows, or the
+    /// candidate cannot glide over the text) the general path scans: the gliding scanner from
+    /// where it stands, the idle ones from the held position. Each held byte is stepped once.
+    fn feed_glide_held(
+        &mut self,
+        at: usize,
+        chunk: &str,
+        events: &mut Vec<Event<'t>>,
+    ) -> Result<bool> {
+        let tpl: &'t ResponseTemplate = self.tpl;
+        let bytes = chunk.as_bytes();
+        let (Some(glide), Some(ws)) = (self.glide, tpl.watches.get(self.watch)) else {
+            self.glide_held = None;
+            return Ok(false);
+        };
+        let end = self.base + self.buf.len();
+        let rest = ws
+            .shared()
+            .get(end.saturating_sub(at)..)
+            .unwrap_or_default();
+        let n = bytes.len().min(rest.len());
+        let agrees = bytes.get(..n) == rest.get(..n);
+        append(&mut self.buf, chunk);
+        if agrees && bytes.len() < rest.len() {
+            return Ok(true);
+        }
+        self.glide_held = None;
+        let new_end = end + bytes.len();
+        if !agrees {
+            let from = self
+                .scanners
+                .get(glide.scanner)
+                .map_or(new_end, Scanner::pos);
+            let buf = self.buf.as_bytes();
+            let span = buf
+                .get((at + 1).saturating_sub(self.base)..)
+                .unwrap_or_default();
+            let unread = buf
+                .get(from.saturating_sub(self.base)..)
+                .unwrap_or_default();
+            if span.len() <= 64 && ws.feed_starts(span) == 0 {
+                let glided = self
+                    .scanners
+                    .get_mut(glide.scanner)
+                    .is_some_and(|sc| sc.glide_all(glide.pat, unread));
+                if glided {
+                    self.skipped_to = new_end;
+                    return Ok(true);
+                }
+            }
+        }
+        // The general path: every scanner resumes where it stands.
+        self.fast = None;
+        self.glide = None;
+        self.advance(false, events).map(|()| true).map_err(|e| {
+            self.finished = true;
+            e.with_kind(ErrorKind::Feed)
+        })
     }
 
     /// The light path, for small feeds that decide nothing: each match attempt in flight,
@@ -367,6 +510,18 @@ impl<'t> ResponseParser<'t> {
                 if self.glide_over(glide, chunk) {
                     return Ok(true);
                 }
+            }
+        } else if let Some(glide) = self.glide.filter(|_| starts & starts.wrapping_sub(1) == 0) {
+            let i = starts.trailing_zeros() as usize;
+            if bytes.len() - i < ws.shared().len() && self.scanners.len() > glide.scanner {
+                // One start, a piece of the shared literal that ends the feed, while one
+                // attempt glides: hold the feed (the idle scanners have nothing to start
+                // before the piece; the gliding candidate steps over it all once the hold
+                // ends).
+                append(&mut self.buf, chunk);
+                self.skipped_to = end + i;
+                self.glide_held = Some(end + i);
+                return Ok(true);
             }
         }
         let mut stepped = false;

@@ -46,6 +46,35 @@ const SHARED_TEXTS: &[&str] = &[
      <|channel|>commentary to=g<|channel|><|message|>[1]<|call|><|channel|>final",
     "<|channel|>fin<|channel|>final<|message|>x<|end|<|end|>tail<|chan",
     "<|channel|>analysis<|message|><|channel|>final<|message|>",
+    // Pieces of the shared literal while the tool-call open glides: departing (`<|co`,
+    // `<|chx`), completing (a second `<|channel|>` inside the open), at a feed's end.
+    "<|channel|>commentary to=f <|constrain|>json <|chx <|c<|message|>{}<|call|>",
+    "<|channel|>commentary to=f <|channel|>final<|message|>[2]<|call|>x<|end|>",
+    "<|channel|>commentary to=ab<|<|channel|>commentary to=g<|message|>1<|call|>",
+];
+
+/// The tool-call open without `.*?`: a gliding attempt that dies inside a held piece of the
+/// shared literal, where a later attempt must still be found.
+fn strict_template() -> ResponseTemplate {
+    ResponseTemplate::from_value(&json!({
+        "start_anchor": "<|start|>assistant",
+        "fields": {
+            "content": {"open": "<|channel|>final<|message|>", "close": "<|end|>"},
+            "tool_calls": {
+                "open_pattern": "<\\|channel\\|>commentary to=(?P<name>\\w+) ?<\\|message\\|>",
+                "close": "<|call|>",
+                "repeats": true,
+                "transform": {"name": "{name}", "arguments": "{content}"}
+            }
+        }
+    }))
+    .unwrap()
+}
+
+const STRICT_TEXTS: &[&str] = &[
+    "<|channel|>commentary to=ab<|channel|>final<|message|>hi<|end|>",
+    "<|channel|>commentary to=ab <|chan<|channel|>commentary to=c <|message|>x<|call|>",
+    "<|channel|>commentary to=abc<|message|>1<|call|><|channel|>commentary to=d<|me",
 ];
 
 /// An implicit field whose close shares `<|` with the open.
@@ -72,12 +101,18 @@ const OVERLAP_TEXTS: &[&str] = &[
     "<<ab><<a></a></b></a><<e",
 ];
 
-/// The message and merged events of feeding `pieces`, or the error kind.
+/// The message and merged events of feeding `pieces`, or the error kind. The feeds go
+/// through the three event APIs in turn (`feed`, `feed_into`, `feed_with`), so every split
+/// also mixes them.
 fn stream(tpl: &ResponseTemplate, pieces: &[&str]) -> Result<(Value, Vec<Value>)> {
     let mut parser = ResponseParser::new(tpl, None, None)?;
     let mut events = Vec::new();
-    for piece in pieces {
-        events.extend(parser.feed(piece)?);
+    for (i, piece) in pieces.iter().enumerate() {
+        match i % 3 {
+            0 => events.extend(parser.feed(piece)?),
+            1 => parser.feed_into(piece, &mut events)?,
+            _ => parser.feed_with(piece, |event| events.push(event))?,
+        }
     }
     let (message, last) = parser.finalize()?;
     events.extend(last);
@@ -123,6 +158,14 @@ fn shared_prefix_feeds_match_one_shot() {
 }
 
 #[test]
+fn gliding_attempts_with_held_pieces_match_one_shot() {
+    let tpl = strict_template();
+    for text in STRICT_TEXTS {
+        check(&tpl, text);
+    }
+}
+
+#[test]
 fn overlapping_delimiters_match_one_shot() {
     let tpl = overlap_template();
     for text in OVERLAP_TEXTS {
@@ -148,4 +191,50 @@ fn implicit_field_feeds_match_one_shot() {
     for text in IMPLICIT_TEXTS {
         check(&tpl, text);
     }
+}
+
+/// `feed_with` alone hands out exactly the events `feed` returns, feed by feed (not only
+/// after merging), in any chunking.
+#[test]
+fn feed_with_hands_out_the_events_of_feed() {
+    let tpl = shared_template();
+    for text in SHARED_TEXTS {
+        for n in 1..=5 {
+            let mut by_feed = ResponseParser::new(&tpl, None, None).unwrap();
+            let mut by_sink = ResponseParser::new(&tpl, None, None).unwrap();
+            let bytes: Vec<usize> = (0..text.len()).step_by(n).chain([text.len()]).collect();
+            for w in bytes.windows(2) {
+                let piece = &text[w[0]..w[1]];
+                let expected = by_feed.feed(piece).unwrap();
+                let mut got = Vec::new();
+                by_sink.feed_with(piece, |event| got.push(event)).unwrap();
+                assert_eq!(got, expected, "{text:?} in {n}-byte feeds, at {}", w[0]);
+            }
+            assert_eq!(by_sink.finalize().unwrap(), by_feed.finalize().unwrap());
+        }
+    }
+}
+
+/// After an error, and after `finalize`, `feed_with` fails like `feed`.
+#[test]
+fn feed_with_reports_errors_like_feed() {
+    let tpl = ResponseTemplate::from_value(&json!({
+        "start_anchor": "S",
+        "fields": {"n": {"open": "<n>", "close": "</n>", "content": "int"}}
+    }))
+    .unwrap();
+    let mut parser = ResponseParser::new(&tpl, None, None).unwrap();
+    let mut events = Vec::new();
+    let err = parser
+        .feed_with("<n>x</n>", |event| events.push(event))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Feed);
+    // The region opened and its text was handed out before the close failed.
+    assert_eq!(events.first().map(Event::field), Some("n"));
+    assert!(parser.feed_with("more", |_| {}).is_err());
+
+    let mut done = ResponseParser::new(&tpl, None, None).unwrap();
+    done.finalize().unwrap();
+    let err = done.feed_with("x", |_| {}).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Feed);
 }

@@ -108,8 +108,14 @@ type Outcome<'t> = Result<(Value, Vec<Event<'t>>), String>;
 fn run_pieces<'t>(tpl: &'t ResponseTemplate, prefix: Option<&str>, pieces: &[&str]) -> Outcome<'t> {
     let mut parser = ResponseParser::new(tpl, prefix, None).map_err(|e| e.kind().to_string())?;
     let mut events = parser.initial_events().to_vec();
-    for piece in pieces {
-        events.extend(parser.feed(piece).map_err(|e| e.kind().to_string())?);
+    // The three event APIs in turn: mixing them must not change anything.
+    for (i, piece) in pieces.iter().enumerate() {
+        let fed = match i % 3 {
+            0 => parser.feed(piece).map(|new| events.extend(new)),
+            1 => parser.feed_into(piece, &mut events),
+            _ => parser.feed_with(piece, |event| events.push(event)),
+        };
+        fed.map_err(|e| e.kind().to_string())?;
     }
     let (message, last) = parser.finalize().map_err(|e| e.kind().to_string())?;
     events.extend(last);
