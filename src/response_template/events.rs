@@ -9,8 +9,13 @@ use serde_json::{json, Value};
 /// Serializes (via [`Event::to_json`]) to the dict shape of the reference:
 /// `{"type": "region_open", "field": ...}`, `{"type": "region_chunk", "field", "text",
 /// "dirty"}`, `{"type": "region_close", "field", "value"}`.
+///
+/// `T` is the type of a chunk's text: an owned [`ChunkText`] for the events
+/// [`feed`](super::ResponseParser::feed) returns, a borrowed `&str` for those
+/// [`feed_with`](super::ResponseParser::feed_with) hands to its closure (no copy;
+/// [`into_owned`](Event::into_owned) keeps one).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event<'t> {
+pub enum Event<'t, T = ChunkText> {
     /// A region of `field` started.
     RegionOpen {
         /// The field name (borrowed from the template).
@@ -22,7 +27,7 @@ pub enum Event<'t> {
         /// The field name (borrowed from the template).
         field: &'t str,
         /// The raw text (never splits a UTF-8 code point).
-        text: ChunkText,
+        text: T,
         /// Whether the text is raw, un-parsed body.
         dirty: bool,
     },
@@ -38,7 +43,7 @@ pub enum Event<'t> {
     },
 }
 
-impl<'t> Event<'t> {
+impl<'t, T: AsRef<str>> Event<'t, T> {
     /// The field this event concerns.
     pub fn field(&self) -> &'t str {
         match self {
@@ -53,11 +58,45 @@ impl<'t> Event<'t> {
         match self {
             Event::RegionOpen { field } => json!({"type": "region_open", "field": field}),
             Event::RegionChunk { field, text, dirty } => {
-                json!({"type": "region_chunk", "field": field, "text": text.as_str(), "dirty": dirty})
+                json!({"type": "region_chunk", "field": field, "text": text.as_ref(), "dirty": dirty})
             }
             Event::RegionClose { field, value } => {
                 json!({"type": "region_close", "field": field, "value": &**value})
             }
+        }
+    }
+}
+
+impl<'t> Event<'t, &str> {
+    /// The event with its text copied (as [`feed`](super::ResponseParser::feed) returns it).
+    pub fn into_owned(self) -> Event<'t> {
+        match self {
+            Event::RegionOpen { field } => Event::RegionOpen { field },
+            Event::RegionChunk { field, text, dirty } => Event::RegionChunk {
+                field,
+                text: text.into(),
+                dirty,
+            },
+            Event::RegionClose { field, value } => Event::RegionClose { field, value },
+        }
+    }
+}
+
+impl<'t> Event<'t> {
+    /// The event with its text borrowed (as [`feed_with`](super::ResponseParser::feed_with)
+    /// hands it out).
+    pub fn borrowed(&self) -> Event<'t, &str> {
+        match self {
+            Event::RegionOpen { field } => Event::RegionOpen { field },
+            Event::RegionChunk { field, text, dirty } => Event::RegionChunk {
+                field,
+                text: text.as_str(),
+                dirty: *dirty,
+            },
+            Event::RegionClose { field, value } => Event::RegionClose {
+                field,
+                value: Arc::clone(value),
+            },
         }
     }
 }
@@ -160,6 +199,12 @@ impl From<String> for ChunkText {
         } else {
             ChunkText(Repr::Heap(s))
         }
+    }
+}
+
+impl AsRef<str> for ChunkText {
+    fn as_ref(&self) -> &str {
+        self.as_str()
     }
 }
 

@@ -64,8 +64,13 @@
 //! decides nothing (attempts in flight or started by the feed extend or die without a match) takes
 //! a light path that steps each concerned scanner's candidates in place and hands out the text no
 //! longer held back, without the general path's setup (which only feeds deciding a match take:
-//! about one per delimiter; streaming costs 1.7–1.9× one-shot in instructions on the bench inputs,
-//! about 100 per plain 4-byte feed including the caller's event handling). Capture groups are read
+//! about one per delimiter). While one attempt glides, a feed ending with a piece of the shared
+//! literal is held the same way, without stepping anything until the piece departs from the
+//! literal or completes. [`feed_with`](ResponseParser::feed_with) hands events over with their
+//! text borrowed: a plain 4-byte feed costs about 60 instructions with the caller's handling of
+//! its event, and streaming in 4-byte feeds costs 1.56–1.68× one-shot in instructions on the
+//! bench inputs (1.7–2.0× through [`feed_into`](ResponseParser::feed_into), whose events are
+//! copied into the caller's buffer and dropped there). Capture groups are read
 //! only once a match is decided, on the match span alone. On ASCII text, patterns that are plain
 //! sequences (literals, class repetitions, groups: no alternation or look-around, as delimiters and
 //! tag patterns nearly always are) read their groups with no regex engine, by a small backtracker

@@ -111,7 +111,7 @@ fn stream(tpl: &ResponseTemplate, pieces: &[&str]) -> Result<(Value, Vec<Value>)
         match i % 3 {
             0 => events.extend(parser.feed(piece)?),
             1 => parser.feed_into(piece, &mut events)?,
-            _ => parser.feed_with(piece, |event| events.push(event))?,
+            _ => parser.feed_with(piece, |event| events.push(event.into_owned()))?,
         }
     }
     let (message, last) = parser.finalize()?;
@@ -207,7 +207,9 @@ fn feed_with_hands_out_the_events_of_feed() {
                 let piece = &text[w[0]..w[1]];
                 let expected = by_feed.feed(piece).unwrap();
                 let mut got = Vec::new();
-                by_sink.feed_with(piece, |event| got.push(event)).unwrap();
+                by_sink
+                    .feed_with(piece, |event| got.push(event.into_owned()))
+                    .unwrap();
                 assert_eq!(got, expected, "{text:?} in {n}-byte feeds, at {}", w[0]);
             }
             assert_eq!(by_sink.finalize().unwrap(), by_feed.finalize().unwrap());
@@ -226,7 +228,7 @@ fn feed_with_reports_errors_like_feed() {
     let mut parser = ResponseParser::new(&tpl, None, None).unwrap();
     let mut events = Vec::new();
     let err = parser
-        .feed_with("<n>x</n>", |event| events.push(event))
+        .feed_with("<n>x</n>", |event| events.push(event.into_owned()))
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Feed);
     // The region opened and its text was handed out before the close failed.
@@ -237,4 +239,19 @@ fn feed_with_reports_errors_like_feed() {
     done.finalize().unwrap();
     let err = done.feed_with("x", |_| {}).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Feed);
+}
+
+/// `borrowed` and `into_owned` convert between the two event forms without changing them.
+#[test]
+fn borrowed_and_owned_events_round_trip() {
+    let tpl = shared_template();
+    let mut parser = ResponseParser::new(&tpl, None, None).unwrap();
+    let mut events = parser.feed(SHARED_TEXTS[2]).unwrap();
+    events.extend(parser.finalize().unwrap().1);
+    assert!(events.len() > 3);
+    for event in &events {
+        let borrowed = event.borrowed();
+        assert_eq!(borrowed.to_json(), event.to_json());
+        assert_eq!(&borrowed.into_owned(), event);
+    }
 }

@@ -113,7 +113,7 @@ fn run_pieces<'t>(tpl: &'t ResponseTemplate, prefix: Option<&str>, pieces: &[&st
         let fed = match i % 3 {
             0 => parser.feed(piece).map(|new| events.extend(new)),
             1 => parser.feed_into(piece, &mut events),
-            _ => parser.feed_with(piece, |event| events.push(event)),
+            _ => parser.feed_with(piece, |event| events.push(event.into_owned())),
         };
         fed.map_err(|e| e.kind().to_string())?;
     }
