@@ -102,6 +102,8 @@ struct Fast<'t> {
     /// The only byte that can start a watched delimiter, repeated in each byte of a `u32`
     /// (when there is exactly one): a 4-byte feed is checked with one word operation.
     splat: Option<u32>,
+    /// The literal every watched delimiter begins with (see [`WatchSet::shared`]).
+    shared: &'t [u8],
 }
 
 impl Fast<'_> {
@@ -114,6 +116,23 @@ impl Fast<'_> {
             return x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080 == 0;
         }
         bytes.len() <= 64 && !bytes.iter().any(|b| self.can_start[usize::from(*b)])
+    }
+
+    /// Whether `bytes` (at most 64) departs from the shared literal at every byte that can
+    /// start a watched delimiter, within the feed: nothing can start in it (as
+    /// [`WatchSet::feed_starts`] finds, without a trip through the light path).
+    #[inline(never)]
+    fn departs(&self, bytes: &[u8]) -> bool {
+        bytes.len() <= 64
+            && bytes.iter().enumerate().all(|(i, &b)| {
+                !self.can_start[usize::from(b)]
+                    || !bytes
+                        .get(i..)
+                        .unwrap_or_default()
+                        .iter()
+                        .zip(self.shared)
+                        .all(|(x, y)| x == y)
+            })
     }
 }
 
@@ -192,7 +211,7 @@ impl<'t> ResponseParser<'t> {
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event<'t>>) -> Result<()> {
         if let Some(fast) = &self.fast {
-            if fast.clean(chunk.as_bytes()) {
+            if fast.clean(chunk.as_bytes()) || fast.departs(chunk.as_bytes()) {
                 let field = fast.field;
                 self.feed_fast(field, chunk, events);
                 return Ok(());
@@ -232,7 +251,7 @@ impl<'t> ResponseParser<'t> {
         F: for<'c> FnMut(Event<'t, &'c str>),
     {
         if let Some(fast) = &self.fast {
-            if fast.clean(chunk.as_bytes()) {
+            if fast.clean(chunk.as_bytes()) || fast.departs(chunk.as_bytes()) {
                 let field = fast.field;
                 self.fast_append(chunk);
                 if let Some((field, dirty)) = field.filter(|_| !chunk.is_empty()) {
@@ -1098,6 +1117,7 @@ impl<'t> ResponseParser<'t> {
             can_start: ws.table(),
             field,
             splat: ws.only_first_byte().map(|b| u32::from(b) * 0x0101_0101),
+            shared: ws.shared(),
         });
     }
 
