@@ -1051,14 +1051,19 @@ impl<'t> ResponseParser<'t> {
                 }
             }
         } else if field.repeats {
-            let new_items = match value {
-                Value::Array(items) if field.transform_each => items,
-                other => vec![other],
-            };
-            match self.out.get_mut(name) {
-                Some(Value::Array(prev)) if present => prev.extend(new_items),
-                _ => {
-                    self.out.insert(name.to_owned(), Value::Array(new_items));
+            match (self.out.get_mut(name), value) {
+                (Some(Value::Array(prev)), Value::Array(items))
+                    if present && field.transform_each =>
+                {
+                    prev.extend(items);
+                }
+                // One more match: no one-item list to build and drop.
+                (Some(Value::Array(prev)), other) if present => prev.push(other),
+                (_, Value::Array(items)) if field.transform_each => {
+                    self.out.insert(name.to_owned(), Value::Array(items));
+                }
+                (_, other) => {
+                    self.out.insert(name.to_owned(), Value::Array(vec![other]));
                 }
             }
         } else {
