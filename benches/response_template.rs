@@ -113,6 +113,12 @@ fn ratios(rounds: usize) {
         let n = (rounds * 100_000 / text.len().max(100_000)).max(5);
         let modes = [Mode::OneShot, Mode::Sink, Mode::Vec];
         let mut times: Vec<Vec<f64>> = modes.iter().map(|_| Vec::with_capacity(n)).collect();
+        // Warm-up rounds, untimed (caches, allocator, clock speed), as divan does.
+        for _ in 0..n.div_ceil(5) {
+            for mode in modes {
+                divan::black_box(run_case(mode, &template, &text, &pieces));
+            }
+        }
         for _ in 0..n {
             for (mode, samples) in modes.iter().zip(times.iter_mut()) {
                 let start = std::time::Instant::now();
