@@ -37,6 +37,8 @@ pub struct ResponseParser<'t> {
     /// The watch set index in force and one scanner per watched delimiter.
     watch: usize,
     scanners: Vec<Scanner>,
+    /// Scanners a smaller watch set left over, kept for their allocations.
+    spare: Vec<Scanner>,
     /// Every scanner is idle (nothing in flight) and has scanned all of `buf`.
     all_idle: bool,
     /// Idle scanners have (lazily) scanned up to here: the fast path of `push` moves this
@@ -166,10 +168,11 @@ impl<'t> ResponseParser<'t> {
             region_caps: Vec::new(),
             watch: 0,
             scanners: Vec::new(),
+            spare: Vec::new(),
             all_idle: true,
             skipped_to: 0,
             no_empty: None,
-            out: tpl.defaults.clone(),
+            out: presized(&tpl.defaults, tpl.fields.len()),
             pending: Vec::new(),
             present: vec![false; tpl.fields.len()],
             initial: Vec::new(),
@@ -695,11 +698,18 @@ impl<'t> ResponseParser<'t> {
             .watches
             .get(self.watch)
             .map_or(0, |w| w.items.len());
-        // Reset in place: keeps each scanner's candidate list allocated across delimiters.
-        self.scanners.truncate(n);
+        // Reset in place, and park the scanners a smaller watch set does not need: each
+        // scanner keeps its candidate list allocated across delimiters.
         let pos = self.scan_pos;
+        while self.scanners.len() > n {
+            self.spare.extend(self.scanners.pop());
+        }
         self.scanners.iter_mut().for_each(|s| s.reset(pos));
-        self.scanners.resize_with(n, || Scanner::new(pos));
+        while self.scanners.len() < n {
+            let mut scanner = self.spare.pop().unwrap_or_else(|| Scanner::new(pos));
+            scanner.reset(pos);
+            self.scanners.push(scanner);
+        }
         self.skipped_to = self.scan_pos;
     }
 
@@ -1193,6 +1203,14 @@ fn append(buf: &mut String, s: &str) {
         Some(head) if s.len() == 4 => buf.push_str(head),
         _ => buf.push_str(s),
     }
+}
+
+/// A copy of `defaults` with room for `fields` more keys (the message's keys, at most: no
+/// growth as regions close).
+fn presized(defaults: &Map<String, Value>, fields: usize) -> Map<String, Value> {
+    let mut out = Map::with_capacity(defaults.len() + fields);
+    out.extend(defaults.iter().map(|(k, v)| (k.clone(), v.clone())));
+    out
 }
 
 /// The error for a `join` field whose value is not a string.
