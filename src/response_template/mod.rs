@@ -67,9 +67,9 @@
 //! about one per delimiter). While one attempt glides, a feed ending with a piece of the shared
 //! literal is held the same way, without stepping anything until the piece departs from the
 //! literal or completes. [`feed_with`](ResponseParser::feed_with) hands events over with their
-//! text borrowed: a plain 4-byte feed costs about 60 instructions with the caller's handling of
-//! its event, and streaming in 4-byte feeds costs 1.56–1.68× one-shot in instructions on the
-//! bench inputs (1.7–2.0× through [`feed_into`](ResponseParser::feed_into), whose events are
+//! text borrowed: a plain 4-byte feed costs about 55 instructions with the caller's handling of
+//! its event, and streaming in 4-byte feeds costs 1.5–1.8× one-shot in instructions on the
+//! bench inputs (1.8–2.1× through [`feed_into`](ResponseParser::feed_into), whose events are
 //! copied into the caller's buffer and dropped there). Capture groups are read
 //! only once a match is decided, on the match span alone. On ASCII text, patterns that are plain
 //! sequences (literals, class repetitions, groups: no alternation or look-around, as delimiters and
