@@ -104,8 +104,8 @@ struct Fast<'t> {
     /// The only byte that can start a watched delimiter, repeated in each byte of a `u32`
     /// (when there is exactly one): a 4-byte feed is checked with one word operation.
     splat: Option<u32>,
-    /// The literal every watched delimiter begins with (see [`WatchSet::shared`]).
-    shared: &'t [u8],
+    /// The watch set in force.
+    watches: &'t WatchSet,
 }
 
 impl Fast<'_> {
@@ -121,20 +121,11 @@ impl Fast<'_> {
     }
 
     /// Whether `bytes` (at most 64) departs from the shared literal at every byte that can
-    /// start a watched delimiter, within the feed: nothing can start in it (as
-    /// [`WatchSet::feed_starts`] finds, without a trip through the light path).
+    /// start a watched delimiter, within the feed: nothing can start in it (what the light
+    /// path would find, without the trip through it).
     #[inline(never)]
     fn departs(&self, bytes: &[u8]) -> bool {
-        bytes.len() <= 64
-            && bytes.iter().enumerate().all(|(i, &b)| {
-                !self.can_start[usize::from(b)]
-                    || !bytes
-                        .get(i..)
-                        .unwrap_or_default()
-                        .iter()
-                        .zip(self.shared)
-                        .all(|(x, y)| x == y)
-            })
+        bytes.len() <= 64 && self.watches.feed_starts(bytes) == 0
     }
 }
 
@@ -454,39 +445,30 @@ impl<'t> ResponseParser<'t> {
             return Ok(false);
         };
         let end = self.base + self.buf.len();
-        let rest = ws
-            .shared()
-            .get(end.saturating_sub(at)..)
-            .unwrap_or_default();
-        let n = bytes.len().min(rest.len());
-        let agrees = bytes.get(..n) == rest.get(..n);
+        let piece = held_piece(ws, at, end, bytes);
         append(&mut self.buf, chunk);
-        if agrees && bytes.len() < rest.len() {
+        if piece == Piece::Continues {
             return Ok(true);
         }
         self.glide_held = None;
-        let new_end = end + bytes.len();
-        if !agrees {
+        if piece == Piece::Departs && self.nothing_starts_after(ws, at) {
+            let new_end = end + bytes.len();
             let from = self
                 .scanners
                 .get(glide.scanner)
                 .map_or(new_end, Scanner::pos);
-            let buf = self.buf.as_bytes();
-            let span = buf
-                .get((at + 1).saturating_sub(self.base)..)
-                .unwrap_or_default();
-            let unread = buf
+            let unread = self
+                .buf
+                .as_bytes()
                 .get(from.saturating_sub(self.base)..)
                 .unwrap_or_default();
-            if span.len() <= 64 && ws.feed_starts(span) == 0 {
-                let glided = self
-                    .scanners
-                    .get_mut(glide.scanner)
-                    .is_some_and(|sc| sc.glide_all(glide.pat, unread));
-                if glided {
-                    self.skipped_to = new_end;
-                    return Ok(true);
-                }
+            let glided = self
+                .scanners
+                .get_mut(glide.scanner)
+                .is_some_and(|sc| sc.glide_all(glide.pat, unread));
+            if glided {
+                self.skipped_to = new_end;
+                return Ok(true);
             }
         }
         // The general path: every scanner resumes where it stands.
@@ -620,32 +602,22 @@ impl<'t> ResponseParser<'t> {
         chunk: &str,
         events: &mut Vec<Event<'t>>,
     ) -> Result<()> {
-        let shared = ws.shared();
         let end = self.base + self.buf.len();
-        let rest = shared.get(end.saturating_sub(at)..).unwrap_or_default();
         let bytes = chunk.as_bytes();
-        let n = bytes.len().min(rest.len());
-        let agrees = bytes.get(..n) == rest.get(..n);
+        let piece = held_piece(ws, at, end, bytes);
         append(&mut self.buf, chunk);
-        if agrees && bytes.len() < rest.len() {
+        if piece == Piece::Continues {
             return Ok(());
         }
         self.held = None;
         let new_end = end + bytes.len();
-        if !agrees {
-            let span = self
-                .buf
-                .as_bytes()
-                .get((at + 1).saturating_sub(self.base)..)
-                .unwrap_or_default();
-            if span.len() <= 64 && ws.feed_starts(span) == 0 {
-                self.skipped_to = new_end;
-                self.emit_text(new_end, events);
-                self.all_idle = true;
-                self.compact();
-                self.update_fast();
-                return Ok(());
-            }
+        if piece == Piece::Departs && self.nothing_starts_after(ws, at) {
+            self.skipped_to = new_end;
+            self.emit_text(new_end, events);
+            self.all_idle = true;
+            self.compact();
+            self.update_fast();
+            return Ok(());
         }
         self.all_idle = false;
         self.advance(false, events).map_err(|e| {
@@ -1132,8 +1104,19 @@ impl<'t> ResponseParser<'t> {
             can_start: ws.table(),
             field,
             splat: ws.only_first_byte().map(|b| u32::from(b) * 0x0101_0101),
-            shared: ws.shared(),
+            watches: ws,
         });
+    }
+
+    /// Whether nothing can start in the buffered text after `at` (at most 64 bytes of it;
+    /// longer text counts as possibly starting something).
+    fn nothing_starts_after(&self, ws: &WatchSet, at: usize) -> bool {
+        let span = self
+            .buf
+            .as_bytes()
+            .get((at + 1).saturating_sub(self.base)..)
+            .unwrap_or_default();
+        span.len() <= 64 && ws.feed_starts(span) == 0
     }
 
     /// Sets up [`feed_glide`](ResponseParser::feed_glide) when exactly one scanner is in
@@ -1211,6 +1194,34 @@ fn presized(defaults: &Map<String, Value>, fields: usize) -> Map<String, Value> 
     let mut out = Map::with_capacity(defaults.len() + fields);
     out.extend(defaults.iter().map(|(k, v)| (k.clone(), v.clone())));
     out
+}
+
+/// How a feed relates to a held piece of the shared literal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Piece {
+    /// The feed continues the piece and the literal is still not complete.
+    Continues,
+    /// The feed completes the literal (and may go on past it).
+    Completes,
+    /// The feed departs from the literal: nothing can start where the piece starts.
+    Departs,
+}
+
+/// How `bytes`, fed at absolute position `end`, relates to the piece of `ws`'s shared literal
+/// held from `at`.
+fn held_piece(ws: &WatchSet, at: usize, end: usize, bytes: &[u8]) -> Piece {
+    let rest = ws
+        .shared()
+        .get(end.saturating_sub(at)..)
+        .unwrap_or_default();
+    let n = bytes.len().min(rest.len());
+    if bytes.get(..n) != rest.get(..n) {
+        Piece::Departs
+    } else if bytes.len() < rest.len() {
+        Piece::Continues
+    } else {
+        Piece::Completes
+    }
 }
 
 /// The error for a `join` field whose value is not a string.
