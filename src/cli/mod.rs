@@ -1,7 +1,7 @@
 //! The `chatparse` command line: argument parsing (clap) and one file per subcommand.
 //!
 //! - `chatparse analyze TEMPLATE` ([`analyze`]): the differential analysis of a chat template.
-//! - `chatparse bench MANIFEST.jsonl [--chunk N] [--json]` ([`bench`]): throughput and
+//! - `chatparse bench MANIFEST.jsonl [--chunk N] [--json]` ([`bench`](mod@bench)): throughput and
 //!   streaming time over a benchmark manifest.
 //! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
 //! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.

@@ -36,7 +36,7 @@
 //! it had been emitted.
 //!
 //! A call, once announced (its name complete), is *committed*: the one-shot parse keeps it too
-//! (see [`commit`](super::commit)), so that one shot always equals "feed everything, then
+//! (see the `commit` module), so that one shot always equals "feed everything, then
 //! finish" and nothing emitted is retracted:
 //! - the output ends inside the call: the message keeps the call with its arguments healed
 //!   (open strings, arrays and objects closed, a dangling key completed with `null`: healing
