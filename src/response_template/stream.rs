@@ -260,20 +260,8 @@ impl<'t> ResponseParser<'t> {
         }
         let mut events = std::mem::take(&mut self.scratch);
         let result = self.feed_rest(chunk, &mut events);
-        if events.is_empty() {
-            std::mem::forget(std::mem::replace(&mut self.scratch, events));
-            return result;
-        }
-        for event in events.drain(..) {
-            match event {
-                Event::RegionOpen { field } => sink(Event::RegionOpen { field }),
-                Event::RegionChunk { field, text, dirty } => sink(Event::RegionChunk {
-                    field,
-                    text: text.as_str(),
-                    dirty,
-                }),
-                Event::RegionClose { field, value } => sink(Event::RegionClose { field, value }),
-            }
+        if !events.is_empty() {
+            events.drain(..).for_each(|event| sink(event.borrowed()));
         }
         // The placeholder `take` left is empty: nothing to drop.
         std::mem::forget(std::mem::replace(&mut self.scratch, events));
