@@ -177,7 +177,7 @@ fn run_case(mode: Mode, template: &ResponseTemplate, text: &str, pieces: &[&str]
 
 /// Streams `pieces` through a fresh parser with `feed_with`; returns the message and the
 /// number of events (each one is looked at, as a caller would).
-fn stream_sink(template: &ResponseTemplate, pieces: &[&str]) -> Option<(serde_json::Value, usize)> {
+fn stream_sink(template: &ResponseTemplate, pieces: &[&str]) -> Streamed {
     let mut parser = ResponseParser::new(template, None, None).ok()?;
     let mut count = 0usize;
     for piece in pieces {
@@ -194,7 +194,7 @@ fn stream_sink(template: &ResponseTemplate, pieces: &[&str]) -> Option<(serde_js
 
 /// Streams `pieces` through a fresh parser with `feed_into` and one reused event buffer;
 /// returns the message and the number of events.
-fn stream_vec(template: &ResponseTemplate, pieces: &[&str]) -> Option<(serde_json::Value, usize)> {
+fn stream_vec(template: &ResponseTemplate, pieces: &[&str]) -> Streamed {
     let mut parser = ResponseParser::new(template, None, None).ok()?;
     let mut events = Vec::new();
     let mut count = 0usize;
@@ -254,22 +254,24 @@ fn one_shot(bencher: Bencher, input: &str) {
 
 #[divan::bench(args = INPUTS, sample_count = 30)]
 fn stream_4_bytes(bencher: Bencher, input: &str) {
-    let Some((template, text)) = load(input) else {
-        return;
-    };
-    let pieces = feeds(&text);
-    bencher
-        .counter(BytesCount::of_str(&text))
-        .bench(|| stream_sink(&template, &pieces));
+    bench_stream(bencher, input, stream_sink);
 }
 
 #[divan::bench(args = INPUTS, sample_count = 30)]
 fn stream_4_bytes_vec(bencher: Bencher, input: &str) {
+    bench_stream(bencher, input, stream_vec);
+}
+
+/// The message and the number of events of a streamed parse.
+type Streamed = Option<(serde_json::Value, usize)>;
+
+/// Times `stream` over `input` in 4-byte feeds.
+fn bench_stream(bencher: Bencher, input: &str, stream: fn(&ResponseTemplate, &[&str]) -> Streamed) {
     let Some((template, text)) = load(input) else {
         return;
     };
     let pieces = feeds(&text);
     bencher
         .counter(BytesCount::of_str(&text))
-        .bench(|| stream_vec(&template, &pieces));
+        .bench(|| stream(&template, &pieces));
 }

@@ -96,15 +96,13 @@ struct Glide<'t> {
 /// What the feed fast path needs, resolved once when it becomes available.
 #[derive(Debug, Clone, Copy)]
 struct Fast<'t> {
-    /// `can_start[b]`: byte `b` can start a delimiter watched in the current state.
-    can_start: &'t [bool; 256],
     /// The open region's field name and whether its chunks are dirty; `None` when no region
     /// is open and the template has no implicit field (the text is dropped).
     field: Option<(&'t str, bool)>,
     /// The only byte that can start a watched delimiter, repeated in each byte of a `u32`
     /// (when there is exactly one): a 4-byte feed is checked with one word operation.
     splat: Option<u32>,
-    /// The watch set in force.
+    /// The watch set in force (its start-byte table and shared literal).
     watches: &'t WatchSet,
 }
 
@@ -117,7 +115,8 @@ impl Fast<'_> {
             let x = u32::from_le_bytes(word) ^ splat;
             return x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080 == 0;
         }
-        bytes.len() <= 64 && !bytes.iter().any(|b| self.can_start[usize::from(*b)])
+        let can_start = self.watches.table();
+        bytes.len() <= 64 && !bytes.iter().any(|b| can_start[usize::from(*b)])
     }
 
     /// Whether `bytes` (at most 64) departs from the shared literal at every byte that can
@@ -1089,7 +1088,6 @@ impl<'t> ResponseParser<'t> {
         };
         self.update_compact_at();
         self.fast = Some(Fast {
-            can_start: ws.table(),
             field,
             splat: ws.only_first_byte().map(|b| u32::from(b) * 0x0101_0101),
             watches: ws,
