@@ -30,9 +30,12 @@ mod markers;
 pub mod reasoning;
 pub mod report;
 pub mod scenario;
+pub mod slots;
 pub mod tools;
 mod validate;
 
+#[cfg(test)]
+mod slot_tests;
 #[cfg(test)]
 mod tests;
 
@@ -230,7 +233,11 @@ fn collect_preserved_tokens(a: &Analysis) -> Vec<String> {
         markers.extend(t.markers());
     }
     let mut out: Vec<String> = Vec::new();
-    for m in markers {
+    // A marker with slots contributes its fixed pieces.
+    for piece in markers.into_iter().flat_map(slots::pieces) {
+        let slots::Piece::Text(m) = piece else {
+            continue;
+        };
         let m = m.trim();
         if !m.is_empty() && !out.iter().any(|o| o == m) {
             out.push(m.to_owned());

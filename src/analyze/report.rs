@@ -18,7 +18,10 @@ pub fn show(marker: &str) -> String {
             '\t' => "→".to_owned(),
             '\r' => "␍".to_owned(),
             ' ' if i == 0 || i + 1 == marker.chars().count() => "·".to_owned(),
-            c => c.to_string(),
+            c => match super::slots::Slot::of(c) {
+                Some(slot) => slot.label().to_owned(),
+                None => c.to_string(),
+            },
         })
         .collect();
     format!("«{inner}»")

@@ -10,8 +10,9 @@ use super::frame::Frame;
 use super::markers::contains_probe;
 use super::reasoning::{strip_residue, MarkerSource};
 use super::scenario::{Call, ProbeSet, Scenario, Turn};
+use super::slots::Slot;
 use super::tools::json_scan::json_at;
-use super::tools::{call_text, CallIdPosition, JsonLayout, ToolAnalysis, ToolFormat};
+use super::tools::{call_text, CallIdPosition, JsonLayout, Slotting, ToolAnalysis, ToolFormat};
 use super::{Analysis, ContentAnalysis, ContentMode, Part, ReasoningAnalysis};
 
 /// The number value of the typed-marker check (not the analysis's probe number).
@@ -175,6 +176,16 @@ fn check_tools(
     let check_base = renderer
         .render(&check_base)
         .map_err(|e| format!("validation render failed: {e}"))?;
+    let slotting = match t.format {
+        ToolFormat::JsonNative => Slotting::default(),
+        _ => Slotting::find(
+            renderer,
+            frame,
+            base,
+            &analysis.reasoning,
+            &analysis.content,
+        ),
+    };
     for calls in sets {
         let scenario = Scenario {
             probes: ProbeSet::CHECK,
@@ -184,9 +195,9 @@ fn check_tools(
             .render(&scenario)
             .map_err(|e| format!("validation render failed: {e}"))?;
         let body = frame.tool_body_against(&check_base, &render);
-        let text = call_text(&body, &analysis.reasoning, &analysis.content);
+        let text = slotting.apply(call_text(&body, &analysis.reasoning, &analysis.content), c);
         let pieces = expected_pieces(t, &calls);
-        match_pieces(text, &pieces, t.json.as_ref()).map_err(|e| {
+        match_pieces(&text, &pieces, t.json.as_ref()).map_err(|e| {
             format!(
                 "tool markers do not reproduce a fresh render of {} call(s): {e}",
                 calls.len()
@@ -214,8 +225,9 @@ fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
             out.push(Piece::Text(t.per_call_end.clone()));
             continue;
         }
+        // A counter is written as a slot in the slotted render.
         let id_text = if id.counter {
-            i.to_string()
+            Slot::Counter.char().to_string()
         } else {
             call.id.clone()
         };

@@ -30,6 +30,7 @@
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
 //! `tool_arg_value` (raw value text; string vs JSON is decided from the tool's schema).
 
+use crate::analyze::slots::{self, Piece, Slot};
 use crate::analyze::{CallIdPosition, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
@@ -303,15 +304,22 @@ fn header_echoes(header: &str) -> Vec<String> {
     echoes
 }
 
-/// The distinct cores of `markers` (whitespace trimmed), blank ones left out.
+/// The distinct cores of `markers` (whitespace trimmed, cut before their first
+/// [slot](crate::analyze::slots)), blank ones left out: the texts that start them.
 fn marker_set<'m>(markers: impl IntoIterator<Item = &'m str>) -> Vec<&'m str> {
     let mut set: Vec<&str> = Vec::new();
-    for m in markers.into_iter().map(str::trim) {
+    for m in markers.into_iter().map(stop_text) {
         if !m.is_empty() && !set.contains(&m) {
             set.push(m);
         }
     }
     set
+}
+
+/// The fixed text a marker starts with (whitespace trimmed, up to its first slot): where a
+/// text read up to the marker stops.
+fn stop_text(marker: &str) -> &str {
+    slots::head(marker.trim()).trim_end()
 }
 
 struct Gen<'a> {
@@ -321,6 +329,27 @@ struct Gen<'a> {
 }
 
 impl Gen<'_> {
+    /// Marker text matched exactly: literal text, and each [slot](crate::analyze::slots) as
+    /// what it stands for (digits for a counter, a word for a type, the repeated name or key
+    /// as text up to the fixed text after it).
+    fn text(&self, marker: &str) -> Parser {
+        let b = self.b;
+        if !slots::has_slots(marker) {
+            return b.literal(marker);
+        }
+        let pieces = slots::pieces(marker);
+        let parts = pieces.iter().enumerate().map(|(i, piece)| match piece {
+            Piece::Text(t) => b.literal(t),
+            Piece::Slot(Slot::Counter) => b.chars("[0-9]", 1, None),
+            Piece::Slot(Slot::Type) => b.chars("[A-Za-z_]", 1, None),
+            Piece::Slot(Slot::Name | Slot::Key) => match pieces.get(i + 1) {
+                Some(Piece::Text(next)) if !next.trim().is_empty() => b.until(next.trim()),
+                _ => b.chars("[A-Za-z0-9_.:\\-]", 1, None),
+            },
+        });
+        b.seq(parts.collect::<Vec<_>>())
+    }
+
     /// A marker matched without its surrounding whitespace, with optional whitespace around it
     /// (only whitespace when the marker is blank).
     fn lit(&self, marker: &str) -> Parser {
@@ -329,7 +358,7 @@ impl Gen<'_> {
         if core.is_empty() {
             return b.space();
         }
-        b.seq([b.space(), b.literal(core), b.space()])
+        b.seq([b.space(), self.text(core), b.space()])
     }
 
     /// A marker with optional whitespace before it only.
@@ -339,7 +368,7 @@ impl Gen<'_> {
         if core.is_empty() {
             return b.eps();
         }
-        b.seq([b.space(), b.literal(core)])
+        b.seq([b.space(), self.text(core)])
     }
 
     /// A marker with optional whitespace before it, then at most its own trailing whitespace
@@ -356,13 +385,14 @@ impl Gen<'_> {
         } else {
             b.optional(b.literal(trailing))
         };
-        b.seq([b.space(), b.literal(core), after])
+        b.seq([b.space(), self.text(core), after])
     }
 
-    /// Text up to a marker: stops at the marker with its leading whitespace, or at its core.
+    /// Text up to a marker: stops at the marker with its leading whitespace, or at its core
+    /// (the fixed text before a slot).
     fn until_marker(&self, marker: &str) -> Parser {
-        let core = marker.trim();
-        let exact = marker.trim_end();
+        let core = stop_text(marker);
+        let exact = slots::head(marker.trim_end());
         if exact != core && !exact.is_empty() {
             self.b.until_one_of([exact, core])
         } else {
@@ -504,9 +534,9 @@ impl Gen<'_> {
         } else {
             // The model may leave the section opener out when calls have their own opener.
             let opener = if t.per_call_start.trim().is_empty() {
-                b.literal(ss)
+                self.text(ss)
             } else {
-                b.optional(b.literal(ss))
+                b.optional(self.text(ss))
             };
             b.seq([
                 b.space(),
@@ -518,7 +548,7 @@ impl Gen<'_> {
         };
         let mut triggers: Vec<String> = Vec::new();
         let mut add = |m: &str| {
-            let m = m.trim();
+            let m = stop_text(m);
             if !m.is_empty() && !triggers.iter().any(|t| t == m) {
                 triggers.push(m.to_owned());
             }
@@ -642,7 +672,7 @@ impl Gen<'_> {
             // (`functions.NAME:0`).
             let reference = b.seq([
                 named,
-                b.literal(id.prefix.trim()),
+                self.text(id.prefix.trim()),
                 b.chars("[0-9]", 1, None),
             ]);
             (
@@ -684,8 +714,8 @@ impl Gen<'_> {
             t.per_call_end.as_str(),
         ]);
         let name_until = |marker: &str| {
-            let core = marker.trim();
-            let exact = marker.trim_end();
+            let core = stop_text(marker);
+            let exact = slots::head(marker.trim_end());
             let mut stops = marker_set([core]);
             if exact != core && !exact.is_empty() {
                 stops.insert(0, exact);
@@ -711,7 +741,7 @@ impl Gen<'_> {
             // raw string, the non-string variant a JSON value.
             let mut stops = marker_set([a.name_suffix.as_str(), n.name_suffix.as_str()]);
             for marker in [a.name_suffix.as_str(), n.name_suffix.as_str()] {
-                let (core, exact) = (marker.trim(), marker.trim_end());
+                let (core, exact) = (stop_text(marker), slots::head(marker.trim_end()));
                 if exact != core && !exact.is_empty() && !stops.contains(&exact) {
                     stops.insert(0, exact);
                 }
@@ -770,6 +800,14 @@ impl Gen<'_> {
             b.space()
         } else {
             self.lit(&a.separator)
+        };
+        // An argument never starts where the arguments end (`</call>` after an argument
+        // prefix `<`).
+        let arg = if args_end.is_empty() {
+            arg
+        } else {
+            let end = b.choice(args_end.iter().map(|m| b.literal(m)));
+            b.seq([b.space(), b.negate(end), arg])
         };
         b.seq([
             self.lit(&a.start),

@@ -4,6 +4,7 @@ use crate::analyze::markers::element_prefix;
 
 use super::layout::CallLayout;
 use super::{CallIdMarkers, CallIdPosition};
+use crate::analyze::slots::Slot;
 
 /// The call-id markers of `one`, given where the arguments start and end. Returns the markers
 /// and the text between the function name and the arguments that is not part of the id (the
@@ -66,4 +67,17 @@ pub fn counter(first: &str, second: &str) -> Option<(String, String)> {
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     (digits(&first[p..first.len() - s]) && digits(&second[p..second.len() - s]))
         .then(|| (first[..p].to_owned(), first[first.len() - s..].to_owned()))
+}
+
+/// A counter slot glued to the function name (`:` then the counter, right after the name, as
+/// in `functions.NAME:0`): the name and the counter form one reference, the call's id. Returns
+/// the text before and after the counter. A counter set apart (by whitespace, quotes or a
+/// marker, as in `name="NAME" index="0"`) is only a counter, not part of an id.
+pub fn glued_counter(name_suffix: &str) -> Option<(String, String)> {
+    let (glue, rest) = name_suffix.split_once(Slot::Counter.char())?;
+    let glued = glue.len() <= 2
+        && glue
+            .chars()
+            .all(|c| matches!(c, ':' | '_' | '-' | '.' | '#'));
+    glued.then(|| (glue.to_owned(), rest.to_owned()))
 }

@@ -127,6 +127,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         arguments: ArgumentMarkers::default(),
         call_id: CallIdMarkers::default(),
         json: None,
+        counter_base: None,
     };
     if array_wrapped {
         t.section_start = one[..json.start].to_owned();

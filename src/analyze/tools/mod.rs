@@ -27,6 +27,7 @@ use super::content::ContentAnalysis;
 use super::frame::Frame;
 use super::reasoning::ReasoningAnalysis;
 use super::scenario::{Call, ProbeSet, Scenario};
+use super::slots::{slot_repeats, Counters, Slot};
 
 pub(crate) use format::call_text;
 
@@ -222,6 +223,10 @@ pub struct ToolAnalysis {
     pub call_id: CallIdMarkers,
     /// JSON layout (JSON native: of the call; tag + JSON: of the arguments).
     pub json: Option<JsonLayout>,
+    /// The first value of the per-call counter written into the markers (as a
+    /// [`Slot::Counter`]), when the format has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_base: Option<u64>,
 }
 
 impl ToolAnalysis {
@@ -247,6 +252,68 @@ impl ToolAnalysis {
 /// The reason given when tool definitions render but calls do not.
 pub const NO_CALLS: &str = "tool definitions render but assistant tool calls do not";
 
+/// How rendered call texts are rewritten before markers are read from them: per-call
+/// counters and repeated names become [slots](super::slots).
+#[derive(Debug, Clone, Default)]
+pub struct Slotting {
+    counters: Counters,
+}
+
+impl Slotting {
+    /// Finds the counters of the format: three identical calls are rendered and compared.
+    pub fn find(
+        renderer: &Renderer<'_>,
+        frame: &Frame,
+        scenario: &Scenario,
+        reasoning: &ReasoningAnalysis,
+        content: &ContentAnalysis,
+    ) -> Slotting {
+        let (p, c) = (&ProbeSet::PRIMARY, &ProbeSet::CHECK);
+        let ids = [p.id_first, p.id_second, c.id_first];
+        let calls = ids
+            .iter()
+            .map(|id| Call {
+                id: (*id).to_owned(),
+                ..Call::first(p, 2)
+            })
+            .collect();
+        let three = renderer
+            .render(&scenario.with_calls(calls, None))
+            .ok()
+            .map(|r| frame.body(&r, true));
+        let probes: Vec<&str> = p.all().into_iter().chain(c.all()).collect();
+        let counters = three
+            .and_then(|body| {
+                let text = call_text(&body, reasoning, content);
+                Counters::find(text, p.fn_first, &ids, &probes).ok()
+            })
+            .unwrap_or_default();
+        Slotting { counters }
+    }
+
+    /// The counter's first value, when the format has a counter.
+    pub fn counter_base(&self) -> Option<u64> {
+        self.counters
+            .found()
+            .then_some(self.counters.base)
+            .flatten()
+    }
+
+    /// `text` (calls rendered with `probes`) with its counters and repeated function and
+    /// argument names written as slots.
+    pub fn apply(&self, text: &str, probes: &ProbeSet) -> String {
+        let names = [probes.fn_first, probes.fn_second];
+        let text = self.counters.apply(text);
+        let text = slot_repeats(&text, &names, &[], Slot::Name);
+        slot_repeats(
+            &text,
+            &[probes.arg_first, probes.arg_second],
+            &names,
+            Slot::Key,
+        )
+    }
+}
+
 /// Runs phase T. `Err` gives the reason the tool format is unsupported.
 pub fn analyze(
     renderer: &Renderer<'_>,
@@ -255,31 +322,39 @@ pub fn analyze(
     reasoning: &ReasoningAnalysis,
     content: &ContentAnalysis,
 ) -> Result<ToolAnalysis, String> {
+    let p = &ProbeSet::PRIMARY;
     let body = frame.tool_body.as_deref().ok_or(NO_CALLS)?;
-    let one = call_text(body, reasoning, content);
-    let layout = format::classify(one)?;
+    let raw = call_text(body, reasoning, content);
+    // JSON-native calls keep their digits: a counter there is a generated id field.
+    let slotting = match format::classify(raw)?.format {
+        ToolFormat::JsonNative => Slotting::default(),
+        _ => Slotting::find(renderer, frame, scenario, reasoning, content),
+    };
+    let one = slotting.apply(raw, p);
+    let layout = format::classify(&one)?;
     // Two calls are always tried: capability probes can miss parallel calls (strict templates
     // reject their call ids).
-    let one_call = scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 2)], None);
+    let one_call = scenario.with_calls(vec![Call::first(p, 2)], None);
     let two = compare(renderer, &one_call, |s| *s = tagged::two_calls(s))
         .ok()
         .map(|c| frame.body(&c.b, true))
-        .filter(|body| body.contains(ProbeSet::PRIMARY.fn_second));
-    let two = two.as_deref().map(|b| call_text(b, reasoning, content));
+        .filter(|body| body.contains(p.fn_second));
+    let two = two
+        .as_deref()
+        .map(|b| slotting.apply(call_text(b, reasoning, content), p));
     let mut analysis = match layout.format {
-        ToolFormat::JsonNative => json_native::analyze(one, two, &layout)?,
-        _ => tagged::analyze(one, two, &layout)?,
+        ToolFormat::JsonNative => json_native::analyze(&one, two.as_deref(), &layout)?,
+        _ => tagged::analyze(&one, two.as_deref(), &layout)?,
     };
+    analysis.counter_base = slotting.counter_base();
     if analysis.format == ToolFormat::TagWithTagged {
         let number = compare(renderer, &one_call, |s| {
-            *s = s.with_calls(vec![Call::first_with_number(&ProbeSet::PRIMARY)], None);
+            *s = s.with_calls(vec![Call::first_with_number(p)], None);
         });
         if let Ok(number) = number {
             let body = frame.body(&number.b, true);
-            arguments::check_non_string(
-                call_text(&body, reasoning, content),
-                &mut analysis.arguments,
-            );
+            let text = slotting.apply(call_text(&body, reasoning, content), p);
+            arguments::check_non_string(&text, &mut analysis.arguments);
         }
     }
     Ok(analysis)

@@ -136,8 +136,9 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
             };
             if call_id.position == CallIdPosition::None {
                 let second = second_name_suffix(two, n2, layout.format, &arguments);
-                if let Some((prefix, suffix)) =
-                    second.and_then(|s| call_id::counter(&name_suffix, s))
+                if let Some((prefix, suffix)) = second
+                    .and_then(|s| call_id::counter(&name_suffix, s))
+                    .or_else(|| call_id::glued_counter(&name_suffix))
                 {
                     call_id = CallIdMarkers {
                         position: CallIdPosition::BetweenFuncAndArgs,
@@ -191,6 +192,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         arguments,
         call_id,
         json,
+        counter_base: None,
     })
 }
 
