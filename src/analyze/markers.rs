@@ -4,47 +4,73 @@
 
 use crate::diff::{common_prefix_len, common_suffix_len, segments, SegmentKind};
 
-/// The start of the marker segment of `text` that contains `offset` strictly inside, if any.
-fn marker_around(text: &str, offset: usize) -> Option<(usize, usize)> {
-    segments(text)
-        .take_while(|s| s.offset < offset)
-        .find(|s| s.kind == SegmentKind::Marker && offset < s.end())
-        .map(|s| (s.offset, s.end()))
+/// Which affix a cut ends ([`Side::Prefix`]) or starts ([`Side::Suffix`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Prefix,
+    Suffix,
 }
 
-/// Length of the common prefix of `a` and `b`, shortened so it ends on a marker boundary in
-/// both.
-pub fn aligned_prefix_len(a: &str, b: &str) -> usize {
-    let mut n = common_prefix_len(a, b);
-    loop {
-        let cut = [a, b]
-            .iter()
-            .filter_map(|t| marker_around(t, n).map(|(start, _)| start))
-            .min();
-        match cut {
-            Some(start) if start < n => n = start,
-            _ => return n,
-        }
-    }
-}
-
-/// Length of the common suffix of `a` and `b`, shortened so it starts on a marker boundary in
-/// both.
-pub fn aligned_suffix_len(a: &str, b: &str) -> usize {
-    let mut n = common_suffix_len(a, b);
-    loop {
-        let mut shrink = 0;
-        for t in [a, b] {
-            let at = t.len() - n;
-            if let Some((_, end)) = marker_around(t, at) {
-                shrink = shrink.max(end - at);
+/// The cut points of `text` an aligned affix may end (prefix) or start (suffix) at: every char
+/// boundary except those inside a marker, and inside a word sandwiched between two markers
+/// (`tools` in `<|open|>tools<|sep|>`: the markers and the word form one marker sequence). A
+/// varying word takes its markers along on the side where the texts vary: a prefix does not
+/// end between such a word and the marker before it (`<|open|>` | `tools`), a suffix does not
+/// start between it and the marker after it (`tools` | `<|sep|>`). A word that holds a probe
+/// value is the rendered value, not part of a marker.
+fn cut_points(text: &str, side: Side) -> Vec<bool> {
+    let mut ok: Vec<bool> = (0..=text.len()).map(|at| text.is_char_boundary(at)).collect();
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    let segs: Vec<crate::diff::Segment<'_>> = segments(text).collect();
+    for (i, seg) in segs.iter().enumerate() {
+        match seg.kind {
+            SegmentKind::Marker => ok[seg.offset + 1..seg.end()].fill(false),
+            SegmentKind::Text => {
+                let sandwiched = i > 0
+                    && segs.get(i + 1).is_some_and(|n| n.kind == SegmentKind::Marker)
+                    && segs[i - 1].kind == SegmentKind::Marker;
+                let is_probe = probes().iter().any(|p| seg.text.contains(p));
+                if sandwiched && seg.text.chars().all(word) && !is_probe {
+                    let (from, to) = match side {
+                        Side::Prefix => (seg.offset, seg.end() - 1),
+                        Side::Suffix => (seg.offset + 1, seg.end()),
+                    };
+                    ok[from..=to].fill(false);
+                }
             }
         }
-        if shrink == 0 {
-            return n;
-        }
-        n -= shrink.min(n);
     }
+    ok
+}
+
+/// Every probe value the analysis renders (a word holding one is never part of a marker).
+fn probes() -> &'static [&'static str] {
+    use super::scenario::{ProbeSet, USER, USER_AGAIN};
+    static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<&'static str> = ProbeSet::PRIMARY.all().to_vec();
+        all.extend(ProbeSet::CHECK.all());
+        all.extend([USER, USER_AGAIN]);
+        all
+    })
+}
+
+/// Length of the common prefix of `a` and `b`, shortened so it ends on a cut point (not inside
+/// a marker, not between a marker and a word glued to it) in both.
+pub fn aligned_prefix_len(a: &str, b: &str) -> usize {
+    let n = common_prefix_len(a, b);
+    let (ca, cb) = (cut_points(a, Side::Prefix), cut_points(b, Side::Prefix));
+    (0..=n).rev().find(|&k| ca[k] && cb[k]).unwrap_or(0)
+}
+
+/// Length of the common suffix of `a` and `b`, shortened so it starts on a cut point in both.
+pub fn aligned_suffix_len(a: &str, b: &str) -> usize {
+    let n = common_suffix_len(a, b);
+    let (ca, cb) = (cut_points(a, Side::Suffix), cut_points(b, Side::Suffix));
+    (0..=n)
+        .rev()
+        .find(|&k| ca[a.len() - k] && cb[b.len() - k])
+        .unwrap_or(0)
 }
 
 /// The trailing unclosed `<...`/`[...` of `text` (a marker the next probe value sits inside,
@@ -118,6 +144,27 @@ mod tests {
         assert_eq!(aligned_prefix_len("ab<tool_call>", "ab<think>"), 2);
         assert_eq!(aligned_suffix_len("x</think>", "y</think>"), 8);
         assert_eq!(aligned_suffix_len("<a_end>", "<b_end>"), 0);
+    }
+
+    #[test]
+    fn aligned_affixes_keep_words_glued_to_markers() {
+        // `response` and `tools` are part of their marker sequences: the common end is the
+        // turn's own closing sequence, not `<|sep|>...`.
+        let a = "<|close|>response<|sep|><|close|>message<|sep|>";
+        let b = "<|close|>tools<|sep|><|close|>message<|sep|>";
+        assert_eq!(&a[a.len() - aligned_suffix_len(a, b)..], "<|close|>message<|sep|>");
+        assert_eq!(aligned_prefix_len("<|open|>think<|sep|>x", "<|open|>thought<|sep|>"), 0);
+        // A role word after an opener goes with it; the next marker may differ.
+        let a = "<|start|>assistant<|channel|>final";
+        assert_eq!(aligned_prefix_len(a, "<|start|>assistant"), "<|start|>assistant".len());
+        // A word outside a marker sequence is text.
+        assert_eq!(aligned_prefix_len("ab<x>", "ab<y>"), 2);
+        // A probe value glued to a marker is the value: the cut before it stands.
+        let a = "<|a|>AnswerC5a1<|e|>";
+        let b = "<|a|><think>";
+        assert_eq!(aligned_prefix_len(a, b), "<|a|>".len());
+        // Whitespace: not one word.
+        assert_eq!(aligned_prefix_len("<|s|>x y<|e|>", "<|s|>x z<|e|>"), "<|s|>x ".len());
     }
 
     #[test]
