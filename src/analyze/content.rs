@@ -6,7 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::reasoning::{strip_residue, ReasoningOutcome};
+use super::markers::{pairs, units};
+use super::reasoning::{strip_residue, ReasoningAnalysis, ReasoningOutcome};
 use super::scenario::CONTENT;
 
 /// How assistant content is wrapped.
@@ -41,6 +42,28 @@ impl ContentAnalysis {
             end: String::new(),
         }
     }
+}
+
+/// A reasoning closer that also opens the content block (`<|close|>think<|sep|>` then
+/// `<|open|>response<|sep|>`, read as one end marker because the content always follows it):
+/// when the content-only body ends with a closer that pairs with the last marker sequence of
+/// the reasoning end, that sequence opens the content and is taken off the reasoning end.
+/// Phase C then reads it as the content's start.
+pub fn split_content_opener(reasoning: &mut ReasoningAnalysis, content_body: &str) {
+    let Some(at) = content_body.rfind(CONTENT) else {
+        return;
+    };
+    let post = content_body[at + CONTENT.len()..].trim();
+    let end = reasoning.end.trim_end();
+    let parts = units(end);
+    let Some(last) = parts.last().filter(|_| parts.len() >= 2) else {
+        return;
+    };
+    if post.is_empty() || !pairs(last, post) {
+        return;
+    }
+    let keep = end.len() - last.len();
+    reasoning.end = end[..keep].to_owned();
 }
 
 /// Runs phase C on the content-only turn body. `Err` when the content probe does not render.

@@ -4,11 +4,13 @@
 
 use crate::diff::{common_prefix_len, common_suffix_len, segments, SegmentKind};
 
-/// Which affix a cut ends ([`Side::Prefix`]) or starts ([`Side::Suffix`]).
+/// Which affix a cut ends ([`Side::Prefix`]) or starts ([`Side::Suffix`]), or a cut between
+/// whole marker sequences ([`Side::Both`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
     Prefix,
     Suffix,
+    Both,
 }
 
 /// The cut points of `text` an aligned affix may end (prefix) or start (suffix) at: every char
@@ -19,7 +21,9 @@ enum Side {
 /// start between it and the marker after it (`tools` | `<|sep|>`). A word that holds a probe
 /// value is the rendered value, not part of a marker.
 fn cut_points(text: &str, side: Side) -> Vec<bool> {
-    let mut ok: Vec<bool> = (0..=text.len()).map(|at| text.is_char_boundary(at)).collect();
+    let mut ok: Vec<bool> = (0..=text.len())
+        .map(|at| text.is_char_boundary(at))
+        .collect();
     let word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
     let segs: Vec<crate::diff::Segment<'_>> = segments(text).collect();
     for (i, seg) in segs.iter().enumerate() {
@@ -27,13 +31,16 @@ fn cut_points(text: &str, side: Side) -> Vec<bool> {
             SegmentKind::Marker => ok[seg.offset + 1..seg.end()].fill(false),
             SegmentKind::Text => {
                 let sandwiched = i > 0
-                    && segs.get(i + 1).is_some_and(|n| n.kind == SegmentKind::Marker)
+                    && segs
+                        .get(i + 1)
+                        .is_some_and(|n| n.kind == SegmentKind::Marker)
                     && segs[i - 1].kind == SegmentKind::Marker;
                 let is_probe = probes().iter().any(|p| seg.text.contains(p));
                 if sandwiched && seg.text.chars().all(word) && !is_probe {
                     let (from, to) = match side {
                         Side::Prefix => (seg.offset, seg.end() - 1),
                         Side::Suffix => (seg.offset + 1, seg.end()),
+                        Side::Both => (seg.offset, seg.end()),
                     };
                     ok[from..=to].fill(false);
                 }
@@ -71,6 +78,72 @@ pub fn aligned_suffix_len(a: &str, b: &str) -> usize {
         .rev()
         .find(|&k| ca[a.len() - k] && cb[b.len() - k])
         .unwrap_or(0)
+}
+
+/// The marker sequences of `text`: its pieces between cut points that fall neither inside a
+/// marker nor next to a word sandwiched between markers (`<|close|>think<|sep|>`,
+/// `<|open|>response<|sep|>`, `\n`, `<tool_call>`), in order; joined they give `text`.
+pub fn units(text: &str) -> Vec<&str> {
+    let cuts = cut_points(text, Side::Both);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for at in 1..=text.len() {
+        if cuts[at] {
+            let piece = &text[start..at];
+            // Text between markers splits anywhere: keep it whole up to the next marker.
+            let next_is_text = text[at..]
+                .chars()
+                .next()
+                .is_some_and(|c| c != '<' && c != '[');
+            let here_is_text = !piece.ends_with(['>', ']']);
+            if at < text.len() && here_is_text && next_is_text {
+                continue;
+            }
+            out.push(piece);
+            start = at;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// Whether `open` and `close` (whitespace around them ignored) open and close the same block:
+/// `<x>`/`</x>`, `[X]`/`[/X]`, or marker sequences that name it with the same words
+/// (`<|open|>response<|sep|>`/`<|close|>response<|sep|>`).
+pub fn pairs(open: &str, close: &str) -> bool {
+    let (open, close) = (open.trim(), close.trim());
+    if open.is_empty() || open == close {
+        return false;
+    }
+    let closing = |m: &str| -> Option<String> {
+        let (first, last) = (m.chars().next()?, m.chars().last()?);
+        let inner = m.get(1..m.len() - 1)?;
+        let plain = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '|');
+        (matches!((first, last), ('<', '>') | ('[', ']'))
+            && !inner.is_empty()
+            && !inner.starts_with('/')
+            && inner.chars().all(plain))
+        .then(|| format!("{first}/{inner}{last}"))
+    };
+    if closing(open).as_deref() == Some(close) {
+        return true;
+    }
+    let words = |t: &str| -> Option<String> {
+        let segs: Vec<_> = segments(t).collect();
+        let markers = segs
+            .iter()
+            .filter(|s| s.kind == SegmentKind::Marker)
+            .count();
+        let text: String = segs
+            .iter()
+            .filter(|s| s.kind == SegmentKind::Text)
+            .map(|s| s.text)
+            .collect();
+        (markers >= 2 && !text.trim().is_empty()).then_some(text)
+    };
+    matches!((words(open), words(close)), (Some(a), Some(b)) if a == b)
 }
 
 /// The trailing unclosed `<...`/`[...` of `text` (a marker the next probe value sits inside,
@@ -152,11 +225,20 @@ mod tests {
         // turn's own closing sequence, not `<|sep|>...`.
         let a = "<|close|>response<|sep|><|close|>message<|sep|>";
         let b = "<|close|>tools<|sep|><|close|>message<|sep|>";
-        assert_eq!(&a[a.len() - aligned_suffix_len(a, b)..], "<|close|>message<|sep|>");
-        assert_eq!(aligned_prefix_len("<|open|>think<|sep|>x", "<|open|>thought<|sep|>"), 0);
+        assert_eq!(
+            &a[a.len() - aligned_suffix_len(a, b)..],
+            "<|close|>message<|sep|>"
+        );
+        assert_eq!(
+            aligned_prefix_len("<|open|>think<|sep|>x", "<|open|>thought<|sep|>"),
+            0
+        );
         // A role word after an opener goes with it; the next marker may differ.
         let a = "<|start|>assistant<|channel|>final";
-        assert_eq!(aligned_prefix_len(a, "<|start|>assistant"), "<|start|>assistant".len());
+        assert_eq!(
+            aligned_prefix_len(a, "<|start|>assistant"),
+            "<|start|>assistant".len()
+        );
         // A word outside a marker sequence is text.
         assert_eq!(aligned_prefix_len("ab<x>", "ab<y>"), 2);
         // A probe value glued to a marker is the value: the cut before it stands.
@@ -164,7 +246,29 @@ mod tests {
         let b = "<|a|><think>";
         assert_eq!(aligned_prefix_len(a, b), "<|a|>".len());
         // Whitespace: not one word.
-        assert_eq!(aligned_prefix_len("<|s|>x y<|e|>", "<|s|>x z<|e|>"), "<|s|>x ".len());
+        assert_eq!(
+            aligned_prefix_len("<|s|>x y<|e|>", "<|s|>x z<|e|>"),
+            "<|s|>x ".len()
+        );
+    }
+
+    #[test]
+    fn units_and_pairs() {
+        assert_eq!(
+            units("<|close|>think<|sep|><|open|>response<|sep|>"),
+            ["<|close|>think<|sep|>", "<|open|>response<|sep|>"]
+        );
+        assert_eq!(
+            units("</think>\n\n<answer>"),
+            ["</think>", "\n\n", "<answer>"]
+        );
+        assert_eq!(units("plain text"), ["plain text"]);
+        assert!(pairs("<|open|>response<|sep|>", "<|close|>response<|sep|>"));
+        assert!(pairs("<answer>", "</answer>\n"));
+        assert!(pairs("[THINK]", "[/THINK]"));
+        assert!(!pairs("<|open|>think<|sep|>", "<|close|>response<|sep|>"));
+        assert!(!pairs("<answer>", "<answer>"));
+        assert!(!pairs("<|im_start|>", "<|im_end|>"));
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub mod cache;
 pub mod compare;
 pub mod content;
 mod frame;
-mod markers;
+pub mod markers;
 pub mod reasoning;
 pub mod report;
 pub mod scenario;
@@ -188,6 +188,8 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     if let Some(reason) = &reasoning.unsupported {
         analysis.mark_unsupported(Part::Reasoning, reason.clone());
     }
+    let mut reasoning = reasoning;
+    content::split_content_opener(&mut reasoning.analysis, &frame.content_body);
     analysis.reasoning = reasoning.analysis.clone();
     match content::analyze(&frame.content_body, &reasoning) {
         Ok(content) => analysis.content = content,

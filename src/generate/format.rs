@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analyze::markers::{pairs, units};
 use crate::analyze::{Analysis, ReasoningMode, ReasoningScope, ToolAnalysis};
 
 /// How reasoning is delimited in the output.
@@ -130,19 +131,14 @@ impl TurnFormat {
     }
 }
 
-/// The conventional opener of a closing marker (`</x>` → `<x>`, `[/X]` → `[X]`) when the
-/// assistant header ends with it: the template opens reasoning in every turn header, so the
-/// opener belongs to the reasoning, not to the header.
+/// The opener of the reasoning when the assistant header ends with it (the template opens
+/// reasoning in every turn header): the header's last marker sequence, when it pairs with the
+/// reasoning's closing marker (`<think>`/`</think>`, `[THINK]`/`[/THINK]`,
+/// `<|open|>think<|sep|>`/`<|close|>think<|sep|>`). It belongs to the reasoning, not to the
+/// header.
 fn opener_in_header(end: &str, header: &str) -> Option<String> {
-    let end = end.trim();
-    let opener = if let Some(name) = end.strip_prefix("</") {
-        format!("<{name}")
-    } else if let Some(name) = end.strip_prefix("[/") {
-        format!("[{name}")
-    } else {
-        return None;
-    };
-    header.trim_end().ends_with(&opener).then_some(opener)
+    let last = units(header.trim_end()).pop()?;
+    pairs(last, end).then(|| last.to_owned())
 }
 
 /// A tagged format whose string values carry their own quotes (`string_open`/`string_close`)

@@ -30,6 +30,7 @@
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
 //! `tool_arg_value` (raw value text; string vs JSON is decided from the tool's schema).
 
+use crate::analyze::markers::units;
 use crate::analyze::slots::{self, Piece, Slot};
 use crate::analyze::{CallIdPosition, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
@@ -275,9 +276,11 @@ fn turn_end_forms(turn_end: &str) -> Vec<String> {
         return forms;
     }
     forms.push(te.to_owned());
-    for segment in crate::diff::segments(te) {
-        let form = te[..segment.end()].trim();
-        if segment.kind == crate::diff::SegmentKind::Marker && !forms.iter().any(|f| f == form) {
+    let mut end = 0;
+    for unit in units(te) {
+        end += unit.len();
+        let form = te[..end].trim();
+        if unit.trim_end().ends_with(['>', ']']) && !forms.iter().any(|f| f == form) {
             forms.push(form.to_owned());
         }
     }
@@ -295,11 +298,11 @@ fn header_echoes(header: &str) -> Vec<String> {
         return echoes;
     }
     echoes.push(header.to_owned());
-    if let Some(last) = crate::diff::segments(header)
-        .last()
-        .filter(|s| s.kind == crate::diff::SegmentKind::Marker && s.text != header)
+    if let Some(last) = units(header)
+        .pop()
+        .filter(|u| u.ends_with(['>', ']']) && *u != header)
     {
-        echoes.push(last.text.to_owned());
+        echoes.push(last.to_owned());
     }
     echoes
 }
@@ -426,7 +429,13 @@ impl Gen<'_> {
         }
         let (start, end) = (r.start.trim(), r.end.trim());
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
-        let triggers = tool_triggers.unwrap_or_default();
+        // What ends unclosed reasoning: a call, or the content wrapper's opener (the model
+        // skipped the closer).
+        let mut triggers: Vec<String> = tool_triggers.unwrap_or_default().to_vec();
+        let content_start = format.content.start.trim();
+        if !content_start.is_empty() && !triggers.iter().any(|t| t == content_start) {
+            triggers.push(content_start.to_owned());
+        }
         stops.extend(triggers.iter().cloned());
         // Every form of the turn end starts with the shortest one.
         let turn_end_start = turn_end.last();
@@ -434,8 +443,8 @@ impl Gen<'_> {
             stops.push(first.clone());
         }
         stops.dedup();
-        // A call inside reasoning ends it only when no closing marker follows (the model
-        // skipped it); otherwise the call text is reasoning. The lookahead is need-more until
+        // A call (or content opener) inside reasoning ends it only when no closing marker
+        // follows (the model skipped it); otherwise the text is reasoning. The lookahead is need-more until
         // the closing marker or the end of the output, so streams hold the text back rather
         // than retract it. An end-of-turn marker ends it only at the end of the output.
         let mut continuations = Vec::new();
@@ -445,8 +454,12 @@ impl Gen<'_> {
             continuations.push(b.seq([at_trigger, closed_later]));
         }
         if let Some(first) = turn_end_start {
-            continuations
-                .push(b.seq([b.peek(b.literal(first)), b.negate(self.turn_end(turn_end))]));
+            // Not where the reasoning closes (a turn end may start like the closer).
+            continuations.push(b.seq([
+                b.peek(b.literal(first)),
+                b.negate(b.literal(end)),
+                b.negate(self.turn_end(turn_end)),
+            ]));
         }
         let text = if continuations.is_empty() {
             b.tag(tags::REASONING, b.until_one_of(&stops))
