@@ -219,7 +219,12 @@ pub fn build_grammar(
         }
         None => b.zero_or_more(b.choice(alternatives)),
     };
-    let reasoning = g.reasoning(format, options, tool_trigger.as_deref(), &te);
+    let mut reasoning = g.reasoning(format, options, tool_trigger.as_deref(), &te);
+    if !options.extract_reasoning && !cs.is_empty() && !rs.is_empty() {
+        // Reasoning kept inline, but the model skipped it: the opener (written by the
+        // prompt) right before the content wrapper opened nothing; it is dropped.
+        reasoning = b.optional(b.seq([b.space(), b.literal(rs), b.space(), b.peek(b.literal(cs))]));
+    }
     // A header that holds a format marker (an opened `<think>`) is not repeated: the marker
     // is the format's.
     let mut format_markers: Vec<&str> = vec![
@@ -814,13 +819,16 @@ impl Gen<'_> {
         } else {
             self.lit(&a.separator)
         };
-        // An argument never starts where the arguments end (`</call>` after an argument
-        // prefix `<`).
-        let arg = if args_end.is_empty() {
-            arg
+        // An argument (or the separator before one) never starts where the arguments end
+        // (`</call>` after an argument prefix `<`).
+        let (arg, sep) = if args_end.is_empty() {
+            (arg, sep)
         } else {
-            let end = b.choice(args_end.iter().map(|m| b.literal(m)));
-            b.seq([b.space(), b.negate(end), arg])
+            let end = || {
+                let end = b.choice(args_end.iter().map(|m| b.literal(m)));
+                b.seq([b.space(), b.negate(end)])
+            };
+            (b.seq([end(), arg]), b.seq([end(), sep]))
         };
         b.seq([
             self.lit(&a.start),
