@@ -324,6 +324,19 @@ fn marker_set<'m>(markers: impl IntoIterator<Item = &'m str>) -> Vec<&'m str> {
     set
 }
 
+/// A name read up to one of `stops`: a function or argument name never holds whitespace, so
+/// whitespace ends it too (a marker look-alike in the text before a call is not read as part
+/// of the name).
+fn word_until<'s>(b: &GrammarBuilder, stops: impl IntoIterator<Item = &'s str>) -> Parser {
+    let mut all: Vec<&str> = stops.into_iter().filter(|s| !s.is_empty()).collect();
+    for ws in [" ", "\n", "\t", "\r"] {
+        if !all.contains(&ws) {
+            all.push(ws);
+        }
+    }
+    b.until_one_of(all)
+}
+
 /// The fixed text a marker starts with (whitespace trimmed, up to its first slot): where a
 /// text read up to the marker stops.
 fn stop_text(marker: &str) -> &str {
@@ -668,10 +681,14 @@ impl Gen<'_> {
             if stops.is_empty() {
                 b.until("{")
             } else {
-                b.until_one_of(stops)
+                word_until(b, stops)
             }
         } else {
-            self.until_marker(&f.name_suffix)
+            let (core, exact) = (
+                stop_text(&f.name_suffix),
+                slots::head(f.name_suffix.trim_end()),
+            );
+            word_until(b, [exact, core])
         };
         // With a name prefix, the per-call opener may be left out by the model.
         let opener = if f.name_prefix.trim().is_empty() {
@@ -739,7 +756,7 @@ impl Gen<'_> {
                 stops.insert(0, exact);
             }
             stops.extend(args_end.iter().copied().filter(|m| *m != core));
-            b.until_one_of(stops)
+            word_until(b, stops)
         };
         let value_markers = |name_suffix: &str, value_prefix: &str, value: Parser, suffix: &str| {
             let name_suffix = if value_prefix.trim().is_empty() {
@@ -785,7 +802,7 @@ impl Gen<'_> {
                 tags::TOOL_ARG,
                 b.seq([
                     self.lit(&a.name_prefix),
-                    b.tag(tags::TOOL_ARG_NAME, b.until_one_of(stops)),
+                    b.tag(tags::TOOL_ARG_NAME, word_until(b, stops)),
                     b.choice([string, json]),
                 ]),
             )
