@@ -117,15 +117,15 @@ pub fn pairs(open: &str, close: &str) -> bool {
     if open.is_empty() || open == close {
         return false;
     }
+    // `<x>` → `</x>`, `[X]` → `[/X]`, and the same with any other bracket characters
+    // (`⁅x⁆` → `⁅/x⁆`).
     let closing = |m: &str| -> Option<String> {
         let (first, last) = (m.chars().next()?, m.chars().last()?);
-        let inner = m.get(1..m.len() - 1)?;
+        let inner = m.get(first.len_utf8()..m.len() - last.len_utf8())?;
+        let bracket = |c: char| !c.is_alphanumeric() && !c.is_whitespace() && c != '/';
         let plain = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '|');
-        (matches!((first, last), ('<', '>') | ('[', ']'))
-            && !inner.is_empty()
-            && !inner.starts_with('/')
-            && inner.chars().all(plain))
-        .then(|| format!("{first}/{inner}{last}"))
+        (bracket(first) && bracket(last) && !inner.is_empty() && inner.chars().all(plain))
+            .then(|| format!("{first}/{inner}{last}"))
     };
     if closing(open).as_deref() == Some(close) {
         return true;
@@ -266,6 +266,7 @@ mod tests {
         assert!(pairs("<|open|>response<|sep|>", "<|close|>response<|sep|>"));
         assert!(pairs("<answer>", "</answer>\n"));
         assert!(pairs("[THINK]", "[/THINK]"));
+        assert!(pairs("⁅reasoning⁆", "⁅/reasoning⁆"));
         assert!(!pairs("<|open|>think<|sep|>", "<|close|>response<|sep|>"));
         assert!(!pairs("<answer>", "<answer>"));
         assert!(!pairs("<|im_start|>", "<|im_end|>"));

@@ -107,8 +107,11 @@ impl TurnFormat {
         };
         let mut reasoning = reasoning;
         if reasoning.start.trim().is_empty() {
-            if let Some(opener) =
-                opener_in_header(&reasoning.end, &analysis.generation_prompt.header)
+            // The opener the prompt writes every turn: at the end of the header, or of the
+            // generation prompt with thinking on.
+            let gp = &analysis.generation_prompt;
+            if let Some(opener) = opener_in_header(&reasoning.end, &gp.header)
+                .or_else(|| opener_in_header(&reasoning.end, &gp.thinking_on))
             {
                 reasoning.start = opener;
             }
@@ -137,8 +140,14 @@ impl TurnFormat {
 /// `<|open|>think<|sep|>`/`<|close|>think<|sep|>`). It belongs to the reasoning, not to the
 /// header.
 fn opener_in_header(end: &str, header: &str) -> Option<String> {
-    let last = units(header.trim_end()).pop()?;
-    pairs(last, end).then(|| last.to_owned())
+    let header = header.trim_end();
+    let last_unit = units(header).pop()?;
+    // Markers the segmentation does not know (`⁅think⁆`) end at whitespace.
+    let last_word = header.rsplit(char::is_whitespace).next()?;
+    [last_unit, last_word]
+        .into_iter()
+        .find(|o| pairs(o, end))
+        .map(str::to_owned)
 }
 
 /// A tagged format whose string values carry their own quotes (`string_open`/`string_close`)

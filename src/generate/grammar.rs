@@ -492,15 +492,31 @@ impl Gen<'_> {
             ])
         };
         let close = self.closes(end);
+        // The model may write the opener again right after it (often after a prompt that
+        // already opened the block): a repeated opener opens nothing and is dropped. One closed
+        // right away stays the block's text (`<think><think></think>`: reasoning `<think>`, as
+        // llama.cpp reports it).
+        let repeated = if start.is_empty() {
+            b.eps()
+        } else {
+            let closed = b.seq([b.space(), b.literal(end)]);
+            b.zero_or_more(b.seq([b.space(), b.literal(start), b.negate(closed)]))
+        };
         if options.starts_in_reasoning {
             // What follows the opener of the branch below (the prefill was the opener).
-            return b.seq([text, b.optional(close)]);
+            return b.seq([repeated, text, b.optional(close)]);
         }
         if start.is_empty() {
             b.optional(b.seq([text, close]))
         } else {
             b.optional(b.choice([
-                b.seq([b.space(), self.opener(start), text, b.optional(close)]),
+                b.seq([
+                    b.space(),
+                    self.opener(start),
+                    repeated,
+                    text,
+                    b.optional(close),
+                ]),
                 // A closed (empty) block written by the prompt: the end marker alone.
                 close,
             ]))
