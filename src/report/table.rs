@@ -123,9 +123,9 @@ pub fn summary(comparison: &Comparison) -> String {
     for (engine, t) in comparison.engines.iter().zip(comparison.totals()) {
         out.push_str(&format!(
             "{engine}: {} of {} cases passed (one shot {}, streamed {}), {} with retractions, \
-             {} errors, {} timeouts, {} unsupported\n",
+             {} errors, {} timeouts; {} unsupported\n",
             t.passed,
-            t.cases,
+            t.cases - t.unsupported,
             t.one_shot,
             t.streamed,
             t.retractions,
