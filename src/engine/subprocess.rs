@@ -187,11 +187,14 @@ fn parse_response(line: &str, id: &str) -> Result<Response, String> {
     let parsed: Result<Response, _> = serde_json::from_str(line);
     let response = match parsed {
         Ok(response) => response,
-        Err(e) if e.to_string().contains("surrogate") => {
-            serde_json::from_str(&replace_lone_surrogates(line))
+        Err(e) => {
+            let fixed = replace_lone_surrogates(line);
+            if fixed == line {
+                return Err(format!("unreadable answer ({e}): {}", excerpt(line)));
+            }
+            serde_json::from_str(&fixed)
                 .map_err(|e| format!("unreadable answer ({e}): {}", excerpt(line)))?
         }
-        Err(e) => return Err(format!("unreadable answer ({e}): {}", excerpt(line))),
     };
     if response.v != PROTOCOL_VERSION {
         return Err(format!(
