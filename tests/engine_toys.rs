@@ -86,7 +86,10 @@ fn toy(mode: &str) {
             }
             _ => serde_json::to_string(&answer(&ChatParserEngine, &request)).unwrap(),
         };
-        if writeln!(stdout, "{out}").and_then(|()| stdout.flush()).is_err() {
+        if writeln!(stdout, "{out}")
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
             return;
         }
     }
@@ -159,9 +162,10 @@ fn ensure(ok: bool, why: impl FnOnce() -> String) -> Result<(), String> {
 fn the_reference_engine_passes(corpus: &Path) -> Result<(), String> {
     let c = run(corpus, vec![reference_engine()]);
     let t = totals(&c, 0);
-    ensure(t.passed == CASES.len() && t.retractions + t.errors + t.timeouts == 0, || {
-        format!("{t:?}\n{}", table::render(&c))
-    })
+    ensure(
+        t.passed == CASES.len() && t.retractions + t.errors + t.timeouts == 0,
+        || format!("{t:?}\n{}", table::render(&c)),
+    )
 }
 
 fn a_dropped_chunk_fails_streaming_only(corpus: &Path) -> Result<(), String> {
@@ -181,16 +185,15 @@ fn a_retracted_delta_is_counted(corpus: &Path) -> Result<(), String> {
         t.one_shot == CASES.len()
             && t.retractions == CASES.len()
             && t.streamed == 0
-            && why.iter().any(|w| w.contains("retraction: content streamed")),
+            && why
+                .iter()
+                .any(|w| w.contains("retraction: content streamed")),
         || format!("{t:?}\n{why:?}"),
     )
 }
 
 fn a_hanging_engine_times_out(corpus: &Path) -> Result<(), String> {
-    let c = run(
-        corpus,
-        vec![toy_engine("hang", Duration::from_millis(500))],
-    );
+    let c = run(corpus, vec![toy_engine("hang", Duration::from_millis(500))]);
     let t = totals(&c, 0);
     ensure(
         t.timeouts == CASES.len() && t.one_shot == CASES.len() && t.streamed == 0,
@@ -218,7 +221,9 @@ fn protocol_breaks_are_errors(corpus: &Path) -> Result<(), String> {
     ensure(
         t.errors == CASES.len()
             && t.passed == 0
-            && why.iter().any(|w| w.contains("protocol error: unreadable answer")),
+            && why
+                .iter()
+                .any(|w| w.contains("protocol error: unreadable answer")),
         || format!("{t:?}\n{why:?}"),
     )
 }
@@ -230,7 +235,9 @@ fn a_split_code_point_fails_streaming(corpus: &Path) -> Result<(), String> {
     ensure(
         t.streamed == 0
             && t.one_shot == CASES.len()
-            && why.iter().any(|w| w.contains("a delta splits a code point")),
+            && why
+                .iter()
+                .any(|w| w.contains("a delta splits a code point")),
         || format!("{t:?}\n{why:?}"),
     )
 }
@@ -246,7 +253,9 @@ fn the_report_shows_the_failures(corpus: &Path) -> Result<(), String> {
     );
     let text = table::render(&c);
     ensure(
-        text.lines().next().is_some_and(|l| l.contains("chatparse-engine") && l.contains("toy-retract")),
+        text.lines()
+            .next()
+            .is_some_and(|l| l.contains("chatparse-engine") && l.contains("toy-retract")),
         || text.clone(),
     )?;
     let value = json::to_json(&c);
@@ -262,7 +271,9 @@ fn the_report_shows_the_failures(corpus: &Path) -> Result<(), String> {
         "<details class=\"failure\"><summary><code>qwen3/think-then-call</code>",
         "retraction: content streamed",
     ] {
-        ensure(page.contains(needle), || format!("the page lacks {needle:?}"))?;
+        ensure(page.contains(needle), || {
+            format!("the page lacks {needle:?}")
+        })?;
     }
     ensure(
         !page.contains("<script") && !page.contains("http://") && !page.contains("https://"),
@@ -325,13 +336,22 @@ fn main() {
     let filter: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
     let checks: [(&str, Check); 8] = [
         ("the_reference_engine_passes", the_reference_engine_passes),
-        ("a_dropped_chunk_fails_streaming_only", a_dropped_chunk_fails_streaming_only),
+        (
+            "a_dropped_chunk_fails_streaming_only",
+            a_dropped_chunk_fails_streaming_only,
+        ),
         ("a_retracted_delta_is_counted", a_retracted_delta_is_counted),
         ("a_hanging_engine_times_out", a_hanging_engine_times_out),
         ("error_values_are_errors", error_values_are_errors),
         ("protocol_breaks_are_errors", protocol_breaks_are_errors),
-        ("a_split_code_point_fails_streaming", a_split_code_point_fails_streaming),
-        ("the_report_shows_the_failures", the_report_shows_the_failures),
+        (
+            "a_split_code_point_fails_streaming",
+            a_split_code_point_fails_streaming,
+        ),
+        (
+            "the_report_shows_the_failures",
+            the_report_shows_the_failures,
+        ),
     ];
     let corpus = corpus();
     let (mut passed, mut failed) = (0, 0);
@@ -351,7 +371,10 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&corpus);
-    println!("\ntest result: {}. {passed} passed; {failed} failed", if failed == 0 { "ok" } else { "FAILED" });
+    println!(
+        "\ntest result: {}. {passed} passed; {failed} failed",
+        if failed == 0 { "ok" } else { "FAILED" }
+    );
     if failed > 0 {
         std::process::exit(1);
     }

@@ -61,9 +61,10 @@ pub fn run(dir: &Path, args: &EngineArgs) -> ExitCode {
             }
         }
     }
-    let regressions = args.regressions.clone().or_else(|| {
-        Some(PathBuf::from("tests/regressions/stream")).filter(|d| d.is_dir())
-    });
+    let regressions = args
+        .regressions
+        .clone()
+        .or_else(|| Some(PathBuf::from("tests/regressions/stream")).filter(|d| d.is_dir()));
     let comparison = match compare_engines(dir, &engines, regressions.as_deref(), progress) {
         Ok(comparison) => comparison,
         Err(why) => {
@@ -85,7 +86,10 @@ pub fn run(dir: &Path, args: &EngineArgs) -> ExitCode {
             args.out.join("report.html").display()
         ),
         Err(e) => {
-            eprintln!("chatparse check: cannot write the report to {}: {e}", args.out.display());
+            eprintln!(
+                "chatparse check: cannot write the report to {}: {e}",
+                args.out.display()
+            );
             return ExitCode::from(2);
         }
     }

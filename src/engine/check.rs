@@ -136,7 +136,9 @@ pub fn check_streams(
         let reference = run.message.as_ref().or(reference);
         if let Err(problem) = check_run(&run, &chunking, output, partial, expected, reference) {
             if problem.retraction {
-                verdict.retraction.get_or_insert_with(|| problem.why.clone());
+                verdict
+                    .retraction
+                    .get_or_insert_with(|| problem.why.clone());
             }
             verdict.failure.get_or_insert(problem.why);
         }
@@ -232,7 +234,8 @@ fn fold(
     at: &str,
 ) -> Result<(), RunProblem> {
     for delta in deltas {
-        acc.apply(delta).map_err(|e| problem(format!("{at}: {e}")))?;
+        acc.apply(delta)
+            .map_err(|e| problem(format!("{at}: {e}")))?;
         if !output_has_replacement && delta_texts(delta).any(|t| t.contains('\u{FFFD}')) {
             return Err(problem(format!(
                 "{at}: a delta splits a code point (U+FFFD where the output has none)"
@@ -370,9 +373,18 @@ mod tests {
         let fin = message("Hello world", &[("f", r#"{"a": 1}"#)]);
         assert_eq!(retracted(&message("Hello ", &[]), &fin), None);
         assert_eq!(retracted(&message("\nHello wo", &[]), &fin), None);
-        assert_eq!(retracted(&message("Hello world", &[("f", "{\"a\"")]), &fin), None);
-        assert_eq!(retracted(&message("Hello world", &[("f", "{\"a\":1}")]), &fin), None);
-        assert_eq!(retracted(&message("Hello world", &[("f", "{ \"a\":")]), &fin), None);
+        assert_eq!(
+            retracted(&message("Hello world", &[("f", "{\"a\"")]), &fin),
+            None
+        );
+        assert_eq!(
+            retracted(&message("Hello world", &[("f", "{\"a\":1}")]), &fin),
+            None
+        );
+        assert_eq!(
+            retracted(&message("Hello world", &[("f", "{ \"a\":")]), &fin),
+            None
+        );
         assert!(retracted(&message("Hello <tool", &[]), &fin).is_some());
         assert!(retracted(&message("Hello world", &[("g", "")]), &fin).is_some());
         assert!(retracted(&message("Hello world", &[("f", "{\"a\": 2}")]), &fin).is_some());
@@ -381,6 +393,9 @@ mod tests {
 
     #[test]
     fn compact_json_keeps_string_whitespace() {
-        assert_eq!(compact_json(r#"{ "a b": [1, "x\" y"] }"#), r#"{"a b":[1,"x\" y"]}"#);
+        assert_eq!(
+            compact_json(r#"{ "a b": [1, "x\" y"] }"#),
+            r#"{"a b":[1,"x\" y"]}"#
+        );
     }
 }

@@ -120,10 +120,16 @@ mod tests {
             .chain(random(text, seed_of("x"), 3))
         {
             assert_eq!(chunking.cuts.last(), Some(&text.len()), "{chunking:?}");
-            assert_eq!(pieces(text.as_bytes(), &chunking.cuts).concat(), text.as_bytes());
+            assert_eq!(
+                pieces(text.as_bytes(), &chunking.cuts).concat(),
+                text.as_bytes()
+            );
             let snapped = to_char_boundaries(text, &chunking);
             assert!(snapped.cuts.iter().all(|&c| text.is_char_boundary(c)));
-            assert_eq!(pieces(text.as_bytes(), &snapped.cuts).concat(), text.as_bytes());
+            assert_eq!(
+                pieces(text.as_bytes(), &snapped.cuts).concat(),
+                text.as_bytes()
+            );
         }
         assert_eq!(bytes(text, 3).cuts, [3, 6, 8]);
         assert_eq!(to_char_boundaries(text, &bytes(text, 3)).cuts, [3, 7, 8]);

@@ -330,7 +330,11 @@ fn run_fixture_case(
     })
     .with_response_template(response_template.cloned());
     let base = CaseResult {
-        note: case.spec.as_ref().map(|s| s.note.clone()).unwrap_or_default(),
+        note: case
+            .spec
+            .as_ref()
+            .map(|s| s.note.clone())
+            .unwrap_or_default(),
         partial: case.partial(),
         output: case.output.clone(),
         ..base

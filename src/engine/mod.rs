@@ -138,7 +138,11 @@ impl fmt::Display for EngineError {
             EngineError::Failed(why) => f.write_str(why),
             EngineError::Protocol(why) => write!(f, "protocol error: {why}"),
             EngineError::Timeout(after) => {
-                write!(f, "timed out: no answer within {:.1} s", after.as_secs_f64())
+                write!(
+                    f,
+                    "timed out: no answer within {:.1} s",
+                    after.as_secs_f64()
+                )
             }
         }
     }
@@ -190,8 +194,10 @@ pub trait Engine {
     }
 
     /// Prepares a case (the built-in engine builds its parser here).
-    fn open<'s>(&'s self, case: &'s EngineCase<'_>)
-        -> Result<Box<dyn EngineSession + 's>, EngineError>;
+    fn open<'s>(
+        &'s self,
+        case: &'s EngineCase<'_>,
+    ) -> Result<Box<dyn EngineSession + 's>, EngineError>;
 }
 
 /// The engines `--engine` names: a built-in (`chatparse`, `chatparse-rt`) or a command line
@@ -272,7 +278,10 @@ mod tests {
     #[test]
     fn specs_name_builtins_and_subprocesses() {
         let t = Duration::from_secs(1);
-        assert_eq!(engine_from_spec("chatparse", t).unwrap().name(), "chatparse");
+        assert_eq!(
+            engine_from_spec("chatparse", t).unwrap().name(),
+            "chatparse"
+        );
         assert_eq!(
             engine_from_spec("chatparse-rt", t).unwrap().name(),
             "chatparse-rt"

@@ -37,9 +37,10 @@ impl Engine for ResponseTemplateEngine {
         &'s self,
         case: &'s EngineCase<'_>,
     ) -> Result<Box<dyn EngineSession + 's>, EngineError> {
-        let value = case.response_template.as_ref().ok_or_else(|| {
-            EngineError::Unsupported("the model has no response template".into())
-        })?;
+        let value = case
+            .response_template
+            .as_ref()
+            .ok_or_else(|| EngineError::Unsupported("the model has no response template".into()))?;
         let template = ResponseTemplate::from_value(value)
             .map_err(|e| EngineError::Failed(format!("response template: {e}")))?;
         let tools = case
@@ -83,7 +84,10 @@ impl EngineSession for Session {
                 .filter_map(|e| map.delta(e))
                 .collect();
             let fed = parser.feed(output).map_err(failed)?;
-            for delta in initial.iter().chain(&fed.iter().filter_map(|e| map.delta(e)).collect::<Vec<_>>()) {
+            for delta in initial
+                .iter()
+                .chain(&fed.iter().filter_map(|e| map.delta(e)).collect::<Vec<_>>())
+            {
                 acc.apply(delta).map_err(failed)?;
             }
             acc.into_message()
@@ -118,7 +122,11 @@ impl EngineSession for Session {
         }
         if finish {
             let (dict, events) = parser.finalize().map_err(failed)?;
-            let mut deltas = if chunks.is_empty() { initial } else { Vec::new() };
+            let mut deltas = if chunks.is_empty() {
+                initial
+            } else {
+                Vec::new()
+            };
             deltas.extend(events.iter().filter_map(|e| map.delta(e)));
             run.deltas.push(deltas);
             run.message = Some(message_from_value(&dict).map_err(failed)?);
@@ -201,10 +209,7 @@ impl EventDeltas {
         self.calls += 1;
         ToolCallDelta {
             index,
-            id: call
-                .get("id")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
             kind: Some("function".to_owned()),
             function: FunctionDelta {
                 name: Some(name.to_owned()),

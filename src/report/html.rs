@@ -139,11 +139,7 @@ fn failure(out: &mut String, case: &CaseResult) {
         ("error", &case.error),
     ] {
         if let Some(text) = text {
-            let _ = write!(
-                out,
-                "<p class=\"why\"><b>{label}:</b> {}</p>",
-                escape(text)
-            );
+            let _ = write!(out, "<p class=\"why\"><b>{label}:</b> {}</p>", escape(text));
         }
     }
     if case.expected.is_some() && case.actual.is_some() {
@@ -157,9 +153,9 @@ fn failure(out: &mut String, case: &CaseResult) {
         out.push_str(&escape(&pretty(case.expected.as_ref())));
         out.push_str("</pre>");
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p>raw output{}:</p><pre class=\"output\">{}</pre></details>\n",
+        "<p>raw output{}:</p><pre class=\"output\">{}</pre></details>",
         if case.partial { " (cut off)" } else { "" },
         escape(&case.output)
     );
@@ -181,7 +177,9 @@ pub fn render(comparison: &Comparison) -> String {
         escape(&comparison.corpus),
         comparison.protocol
     );
-    out.push_str("<table id=\"summary\"><thead><tr><th rowspan=\"2\">model</th><th rowspan=\"2\">cases</th>");
+    out.push_str(
+        "<table id=\"summary\"><thead><tr><th rowspan=\"2\">model</th><th rowspan=\"2\">cases</th>",
+    );
     for engine in &comparison.engines {
         let _ = write!(
             out,
@@ -285,6 +283,9 @@ mod tests {
 
     #[test]
     fn escaping_covers_markup() {
-        assert_eq!(escape(r#"<a href="x">&'"#), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape(r#"<a href="x">&'"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

@@ -193,8 +193,14 @@ mod tests {
         let text = render(&comparison);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
-        assert!(lines[0].contains("chatparse") && lines[0].contains("peer"), "{text}");
-        assert!(lines[1].starts_with("model  cases  1shot  stream"), "{text}");
+        assert!(
+            lines[0].contains("chatparse") && lines[0].contains("peer"),
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("model  cases  1shot  stream"),
+            "{text}"
+        );
         assert!(lines[2].starts_with("qwen3"), "{text}");
         assert!(lines[2].trim_end().ends_with('-'), "{text}");
         assert!(lines[3].starts_with("total"), "{text}");
