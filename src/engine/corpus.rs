@@ -5,7 +5,7 @@
 //! ([`crate::report`]).
 //!
 //! `fixtures/known_failures.txt` describes the built-in engine: a listed case counts as failed
-//! like any other, and is marked known only for [`builtin::NAME`](super::builtin::NAME).
+//! like any other, and is marked known only for the built-in engine `chatparse`.
 
 use std::path::{Path, PathBuf};
 
