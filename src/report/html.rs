@@ -282,6 +282,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_failing_case_shows_its_reasons_diff_and_output() {
+        use crate::engine::corpus::ModelResults;
+        let case = CaseResult {
+            engine: "peer".into(),
+            model: "qwen3".into(),
+            case: "tool-call".into(),
+            one_shot_failure: Some("content: expected \"\", got \"<tool_call>\"".into()),
+            stream_failure: Some("stream (chars) final: ...".into()),
+            output: "<tool_call>{}</tool_call>".into(),
+            expected: Some(serde_json::json!({"tool_calls": [{"name": "f", "arguments": {}}]})),
+            actual: Some(serde_json::json!({"content": "<tool_call>{}</tool_call>"})),
+            ..CaseResult::default()
+        };
+        let comparison = Comparison {
+            engines: vec!["peer".into()],
+            models: vec![ModelResults {
+                model: "qwen3".into(),
+                cases: 1,
+                totals: vec![Totals {
+                    cases: 1,
+                    ..Totals::default()
+                }],
+                ..ModelResults::default()
+            }],
+            cases: vec![case],
+            ..Comparison::default()
+        };
+        let page = render(&comparison);
+        for needle in [
+            "<td class=\"n none\">0</td>",
+            "<code>qwen3/tool-call</code>: one shot, streamed",
+            "<b>one shot:</b> content: expected &quot;&quot;, got &quot;&lt;tool_call&gt;&quot;",
+            "<span class=\"del\">-",
+            "<span class=\"add\">+",
+            "<pre class=\"output\">&lt;tool_call&gt;{}&lt;/tool_call&gt;</pre>",
+        ] {
+            assert!(page.contains(needle), "{needle}\n{page}");
+        }
+    }
+
+    #[test]
     fn escaping_covers_markup() {
         assert_eq!(
             escape(r#"<a href="x">&'"#),
