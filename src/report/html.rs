@@ -35,6 +35,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td:first-child { white-space: nowrap; }
 th.engine { background: #eef; }
 td.all { background: #dfd; } td.some { background: #ffd; } td.none { background: #fdd; }
 td.bad { background: #fdd; } td.na { color: #999; text-align: center; }
