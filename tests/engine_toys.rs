@@ -193,7 +193,10 @@ fn a_retracted_delta_is_counted(corpus: &Path) -> Result<(), String> {
 }
 
 fn a_hanging_engine_times_out(corpus: &Path) -> Result<(), String> {
-    let c = run(corpus, vec![toy_engine("hang", Duration::from_millis(500))]);
+    let c = run(
+        corpus,
+        vec![toy_engine("hang", Duration::from_millis(1500))],
+    );
     let t = totals(&c, 0);
     ensure(
         t.timeouts == CASES.len() && t.one_shot == CASES.len() && t.streamed == 0,
