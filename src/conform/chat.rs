@@ -21,7 +21,7 @@ use crate::analyze::{analyze_cached, Analysis};
 use crate::engine::check::{check_streams, one_shot};
 use crate::engine::chunking::{random, seed_of, standard};
 use crate::engine::corpus::RANDOM_CHUNKINGS;
-use crate::engine::{ChatParserEngine, ChatSpec, Engine, EngineCase};
+use crate::engine::{ChatParserEngine, ChatSpec, Engine, EngineCase, EngineError};
 use crate::message::{compare, ChatMessage, ChatRequest};
 use crate::template::ChatTemplate;
 
@@ -60,12 +60,38 @@ impl CaseRunner for ChatRunner {
     fn run(&self, case: &Value, ctx: &Context) -> Outcome {
         match run_case(case, ctx) {
             Ok(()) => Outcome::Pass,
-            Err(message) => Outcome::Fail(message),
+            Err(CaseError::Unsupported) => {
+                Outcome::NotApplicable("the engine has no parser for this template")
+            }
+            Err(CaseError::Failed(message)) => Outcome::Fail(message),
         }
     }
 }
 
-fn run_case(case: &Value, ctx: &Context) -> Result<(), String> {
+/// Why a case did not pass.
+enum CaseError {
+    /// The engine has no parser for the case's template.
+    Unsupported,
+    /// The case failed.
+    Failed(String),
+}
+
+impl From<String> for CaseError {
+    fn from(message: String) -> Self {
+        CaseError::Failed(message)
+    }
+}
+
+impl From<EngineError> for CaseError {
+    fn from(error: EngineError) -> Self {
+        match error {
+            EngineError::Unsupported(_) => CaseError::Unsupported,
+            other => CaseError::Failed(other.to_string()),
+        }
+    }
+}
+
+fn run_case(case: &Value, ctx: &Context) -> Result<(), CaseError> {
     let name = str_field(case, "template").map_err(fail_text)?;
     let output = str_field(case, "output").map_err(fail_text)?;
     let partial = case
@@ -92,14 +118,14 @@ fn run_case(case: &Value, ctx: &Context) -> Result<(), String> {
         Some(engine) => engine.get(),
         None => &ChatParserEngine,
     };
-    let mut session = engine.open(&engine_case).map_err(|e| e.to_string())?;
-    let answer = one_shot(&mut *session, output, partial).map_err(|e| e.to_string())?;
+    let mut session = engine.open(&engine_case)?;
+    let answer = one_shot(&mut *session, output, partial)?;
     compare(&expected, &answer.message).map_err(|d| format!("parse: {d}"))?;
     let mut chunkings = standard(output);
     if ctx.engine.is_some() {
         chunkings.extend(random(output, seed_of(id), RANDOM_CHUNKINGS));
     }
-    check_streams(
+    Ok(check_streams(
         &mut *session,
         engine.byte_chunks(),
         output,
@@ -108,7 +134,7 @@ fn run_case(case: &Value, ctx: &Context) -> Result<(), String> {
         Some(&expected),
         Some(&answer.message),
     )
-    .result()
+    .result()?)
 }
 
 fn fail_text(outcome: Outcome) -> String {
