@@ -16,6 +16,9 @@
 //! - [`conform`]: the conformance runner over recorded vectors.
 //! - [`fixtures`]: model fixture folders (template, manifest, raw outputs and expected
 //!   messages): loader, case runner with the known-failures ratchet and bless mode, round trip.
+//! - [`engine`]: any parser under test behind one trait: the built-in engines, and a subprocess
+//!   speaking the JSON-lines engine protocol; the harness's checks applied to any engine.
+//! - [`report`]: the comparison report of a corpus run against engines (table, JSON, HTML).
 //! - [`cli`]: the `chatparse` command line.
 //! - [`shared_data`]: locating the read-only `../shared` data (templates, vectors, bench inputs).
 
@@ -23,11 +26,13 @@ pub mod analyze;
 pub mod cli;
 pub mod conform;
 pub mod diff;
+pub mod engine;
 pub mod fixtures;
 pub mod generate;
 pub mod json;
 pub mod message;
 pub mod peg;
+pub mod report;
 pub mod response_template;
 pub mod shared_data;
 pub mod template;

@@ -18,6 +18,7 @@ fn llama_cpp_chat_ratchet() {
     };
     let ctx = Context {
         templates_dir: cases.parent().map(|d| d.join("../templates")),
+        ..Context::default()
     };
     let report = run_file(&cases, &ctx);
     let known: BTreeMap<&str, &str> = KNOWN

@@ -132,3 +132,15 @@ fn registered_bodies_are_fuzz_targets() {
         }
     }
 }
+
+/// The engines' replay of the `stream` regressions (`chatparse check --engine`) decodes inputs
+/// with the fixture list of the fuzz target's body: both lists must agree.
+#[test]
+fn engine_replay_picks_the_fixtures_the_stream_target_picks() {
+    let names: Vec<&str> = stream::FIXTURES.iter().map(|(name, _, _)| *name).collect();
+    assert_eq!(
+        names,
+        chatparse::engine::regressions::STREAM_FIXTURES,
+        "update chatparse::engine::regressions::STREAM_FIXTURES"
+    );
+}

@@ -25,6 +25,9 @@ pub struct CheckArgs {
     /// Check every template in this directory instead (analysis + round trip).
     #[arg(long, value_name = "DIR")]
     templates: Option<PathBuf>,
+    /// Engines to run the corpus against instead of the built-in parser alone.
+    #[command(flatten)]
+    engines: super::check_engines::EngineArgs,
 }
 
 /// Formats rows as a left-aligned table with a header.
@@ -54,6 +57,7 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 pub fn run(args: &CheckArgs) -> ExitCode {
     match &args.templates {
         Some(dir) => run_templates(dir),
+        None if args.engines.active() => super::check_engines::run(&args.dir, &args.engines),
         None => run_corpus(args),
     }
 }

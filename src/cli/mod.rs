@@ -11,14 +11,19 @@
 //! - `chatparse stream --template T [--request R] [--chunk N] [INPUT]` ([`stream`]): deltas;
 //!   with `--response-template RT`, the response template's events, then its dict.
 //! - `chatparse check [DIR] [--templates DIR]` ([`check`]): runs a fixture corpus, or analysis +
-//!   round trip over a template directory.
+//!   round trip over a template directory; with `--engine A --engine B ...`
+//!   ([`check_engines`]), runs the corpus against those engines and writes the comparison.
+//! - `chatparse engine [--builtin NAME]` ([`engine`](mod@engine)): serves a built-in engine
+//!   over the engine protocol.
 //! - `chatparse new MODEL --template T.jinja` ([`new`]): scaffolds a fixture folder.
 
 pub mod analyze;
 pub mod bench;
 pub mod check;
+pub mod check_engines;
 pub mod conform;
 pub mod diff;
+pub mod engine;
 pub mod new;
 pub mod parse;
 pub mod stream;
@@ -39,6 +44,7 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     Bench(bench::BenchArgs),
     Diff(diff::DiffArgs),
+    Engine(engine::EngineArgs),
     Conform(conform::ConformArgs),
     Parse(parse::ParseArgs),
     Stream(stream::StreamArgs),
@@ -53,6 +59,7 @@ pub fn run() -> ExitCode {
         Command::Analyze(args) => analyze::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Engine(args) => engine::run(&args),
         Command::Conform(args) => conform::run(&args),
         Command::Parse(args) => parse::run(&args),
         Command::Stream(args) => stream::run(&args),

@@ -6,6 +6,10 @@
 //! 2. streaming the output in pieces (every UTF-8 boundary, and byte chunkings of 3 and 7 that
 //!    cut code points), after each piece the accumulated deltas equal the parse of that prefix,
 //!    and the final accumulation equals `expected`.
+//!
+//! The parser is an [`Engine`]: the generated parser by default, or the one `--engine` names
+//! ([`Context::engine`]), which is checked under the same rules
+//! ([`check`](crate::engine::check)) with three seeded random chunkings more.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,8 +18,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::analyze::{analyze_cached, Analysis};
-use crate::generate::ChatParser;
-use crate::message::{compare, ChatMessage, ChatRequest, DeltaAccumulator};
+use crate::engine::check::{check_streams, one_shot};
+use crate::engine::chunking::{random, seed_of, standard};
+use crate::engine::corpus::RANDOM_CHUNKINGS;
+use crate::engine::{ChatParserEngine, ChatSpec, Engine, EngineCase, EngineError};
+use crate::message::{compare, ChatMessage, ChatRequest};
 use crate::template::ChatTemplate;
 
 use super::runner::{str_field, CaseRunner, Context, Outcome};
@@ -53,12 +60,38 @@ impl CaseRunner for ChatRunner {
     fn run(&self, case: &Value, ctx: &Context) -> Outcome {
         match run_case(case, ctx) {
             Ok(()) => Outcome::Pass,
-            Err(message) => Outcome::Fail(message),
+            Err(CaseError::Unsupported) => {
+                Outcome::NotApplicable("the engine has no parser for this template")
+            }
+            Err(CaseError::Failed(message)) => Outcome::Fail(message),
         }
     }
 }
 
-fn run_case(case: &Value, ctx: &Context) -> Result<(), String> {
+/// Why a case did not pass.
+enum CaseError {
+    /// The engine has no parser for the case's template.
+    Unsupported,
+    /// The case failed.
+    Failed(String),
+}
+
+impl From<String> for CaseError {
+    fn from(message: String) -> Self {
+        CaseError::Failed(message)
+    }
+}
+
+impl From<EngineError> for CaseError {
+    fn from(error: EngineError) -> Self {
+        match error {
+            EngineError::Unsupported(_) => CaseError::Unsupported,
+            other => CaseError::Failed(other.to_string()),
+        }
+    }
+}
+
+fn run_case(case: &Value, ctx: &Context) -> Result<(), CaseError> {
     let name = str_field(case, "template").map_err(fail_text)?;
     let output = str_field(case, "output").map_err(fail_text)?;
     let partial = case
@@ -73,16 +106,35 @@ fn run_case(case: &Value, ctx: &Context) -> Result<(), String> {
         .templates_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("../shared/templates"));
-    let loaded = load_template(&dir.join(name))?;
-    let (template, analysis) = (&loaded.0, &loaded.1);
-    let parser = ChatParser::new(template, analysis, &request).map_err(|e| e.to_string())?;
-    let actual = if partial {
-        parser.parse_partial(output).to_message()
-    } else {
-        parser.parse(output).message
+    let path = dir.join(name);
+    let loaded = load_template(&path)?;
+    let id = case.get("id").and_then(Value::as_str).unwrap_or(name);
+    let engine_case = EngineCase::new(id, name, request).with_chat(ChatSpec {
+        template: &loaded.0,
+        analysis: &loaded.1,
+        path: Some(&path),
+    });
+    let engine: &dyn Engine = match &ctx.engine {
+        Some(engine) => engine.get(),
+        None => &ChatParserEngine,
     };
-    compare(&expected, &actual).map_err(|d| format!("parse: {d}"))?;
-    check_streaming(&parser, output, partial, &expected)
+    let mut session = engine.open(&engine_case)?;
+    let answer = one_shot(&mut *session, output, partial)?;
+    compare(&expected, &answer.message).map_err(|d| format!("parse: {d}"))?;
+    let mut chunkings = standard(output);
+    if ctx.engine.is_some() {
+        chunkings.extend(random(output, seed_of(id), RANDOM_CHUNKINGS));
+    }
+    Ok(check_streams(
+        &mut *session,
+        engine.byte_chunks(),
+        output,
+        partial,
+        &chunkings,
+        Some(&expected),
+        Some(&answer.message),
+    )
+    .result()?)
 }
 
 fn fail_text(outcome: Outcome) -> String {
@@ -91,61 +143,4 @@ fn fail_text(outcome: Outcome) -> String {
         Outcome::NotApplicable(why) => why.to_owned(),
         Outcome::Pass => String::new(),
     }
-}
-
-/// The streaming rule, over several chunkings.
-pub fn check_streaming(
-    parser: &ChatParser,
-    output: &str,
-    partial: bool,
-    expected: &ChatMessage,
-) -> Result<(), String> {
-    let char_cuts: Vec<usize> = output
-        .char_indices()
-        .map(|(i, c)| i + c.len_utf8())
-        .collect();
-    let byte_cuts = |step: usize| -> Vec<usize> {
-        (1..=output.len().div_ceil(step))
-            .map(|i| (i * step).min(output.len()))
-            .collect()
-    };
-    for (label, cuts) in [
-        ("chars", char_cuts),
-        ("3 bytes", byte_cuts(3)),
-        ("7 bytes", byte_cuts(7)),
-    ] {
-        let mut stream = parser.stream();
-        let mut acc = DeltaAccumulator::new();
-        let mut from = 0;
-        for &cut in &cuts {
-            if let Some(delta) = stream.feed(&output.as_bytes()[from..cut]) {
-                acc.apply(&delta)
-                    .map_err(|e| format!("stream ({label}) at byte {cut}: {e}"))?;
-            }
-            from = cut;
-            if output.is_char_boundary(cut) {
-                let prefix = parser.parse_partial(&output[..cut]).stable_message();
-                if acc.message() != &prefix {
-                    return Err(format!(
-                        "stream ({label}) at byte {cut}: deltas {:?} differ from the prefix parse {:?}",
-                        acc.message().to_case_value(),
-                        prefix.to_case_value()
-                    ));
-                }
-            }
-        }
-        if !partial {
-            let (delta, _) = stream.finish();
-            if let Some(delta) = delta {
-                acc.apply(&delta)
-                    .map_err(|e| format!("stream ({label}) finish: {e}"))?;
-            }
-        }
-        let final_message = acc.into_message();
-        if !partial {
-            compare(expected, &final_message)
-                .map_err(|d| format!("stream ({label}) final: {d}"))?;
-        }
-    }
-    Ok(())
 }

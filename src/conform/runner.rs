@@ -2,6 +2,9 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
+use std::rc::Rc;
+
+use crate::engine::Engine;
 
 /// Settings shared by all runners.
 #[derive(Debug, Clone, Default)]
@@ -9,6 +12,27 @@ pub struct Context {
     /// Where the chat templates named by chat cases live (`--templates`); `None`: the default
     /// `shared/templates`.
     pub templates_dir: Option<PathBuf>,
+    /// The engine chat cases run against (`--engine`); `None`: the generated parser. With an
+    /// engine, the other kinds of vectors (chatparse's own analyzer helpers and response-
+    /// template internals) are skipped.
+    pub engine: Option<EngineRef>,
+}
+
+/// A shared engine handle.
+#[derive(Clone)]
+pub struct EngineRef(pub Rc<dyn Engine>);
+
+impl EngineRef {
+    /// The engine.
+    pub fn get(&self) -> &dyn Engine {
+        &*self.0
+    }
+}
+
+impl std::fmt::Debug for EngineRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EngineRef({})", self.0.name())
+    }
 }
 
 /// The result of running one case.

@@ -64,6 +64,7 @@ fn an_analysis_case_of_a_missing_template_fails() {
         r#"{"template": "no-such.jinja", "production_handler": "autoparser", "analysis": {}}"#;
     let ctx = Context {
         templates_dir: Some("/nonexistent".into()),
+        ..Context::default()
     };
     let report = run_str("analysis.jsonl", jsonl, &ctx);
     assert_eq!((report.passed, report.failed()), (0, 1));

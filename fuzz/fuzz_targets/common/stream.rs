@@ -30,7 +30,7 @@ use chatparse::message::{check_stream, ChatRequest, DeltaAccumulator};
 use chatparse::template::ChatTemplate;
 
 /// The fixtures with their own template: (name, template, model.json).
-const FIXTURES: &[(&str, &str, &str)] = &[
+pub const FIXTURES: &[(&str, &str, &str)] = &[
     (
         "answer-wrapped",
         include_str!("../../../fixtures/answer-wrapped/template.jinja"),
