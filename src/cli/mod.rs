@@ -13,6 +13,8 @@
 //! - `chatparse check [DIR] [--templates DIR]` ([`check`]): runs a fixture corpus, or analysis +
 //!   round trip over a template directory.
 //! - `chatparse new MODEL --template T.jinja` ([`new`]): scaffolds a fixture folder.
+//! - `chatparse response-cases [--seed N] [--count N]` ([`response_cases`]): random
+//!   response-template cases for the transformers oracle (`scripts/hf_response_oracle.py`).
 
 pub mod analyze;
 pub mod bench;
@@ -21,6 +23,7 @@ pub mod conform;
 pub mod diff;
 pub mod new;
 pub mod parse;
+pub mod response_cases;
 pub mod stream;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +47,7 @@ enum Command {
     Stream(stream::StreamArgs),
     Check(check::CheckArgs),
     New(new::NewArgs),
+    ResponseCases(response_cases::ResponseCasesArgs),
 }
 
 /// Runs the command line with the process arguments and returns the exit code.
@@ -58,5 +62,6 @@ pub fn run() -> ExitCode {
         Command::Stream(args) => stream::run(&args),
         Command::Check(args) => check::run(&args),
         Command::New(args) => new::run(&args),
+        Command::ResponseCases(args) => response_cases::run(&args),
     }
 }

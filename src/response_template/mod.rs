@@ -140,6 +140,7 @@
 //! assert_eq!(streamed, message);
 //! ```
 
+pub mod case_gen;
 pub mod coerce;
 pub mod conformance;
 mod content;

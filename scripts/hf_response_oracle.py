@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""Differential oracle for response templates: runs Hugging Face transformers' own
+`transformers.utils.chat_parsing` on cases and records what it does.
+
+Install (no torch needed; a fresh machine with Python 3.9+):
+
+    pip install transformers==5.23.0
+
+Input (stdin): one case per line, `{"id", "template", "prefix", "text", "chunk_sizes"[, "tools"]}`
+(`chatparse response-cases` writes them). Output (stdout): the same cases in the format of
+`../shared/cases/hf-response-templates.jsonl` (`kind: "parse"`), which `chatparse conform` runs:
+
+- `expected` (the message) or `expected_error` `{type, message, phase}` (phase: load, init,
+  feed, finalize) from loading the template, creating a parser with the prefix, one `feed` of
+  the whole text and `finalize`;
+- `events` `{initial, feed, final}` of that run;
+- `streams`: per chunk size (in characters), the events of each feed, the final events and
+  the output, or the `expected_error` of the stream.
+
+Where chatparse deviates from transformers on purpose (the README's table of deliberate
+deviations), the case also gets `deviation` `{rows, expected | expected_error, events,
+streams}`: what transformers does once each deviation is applied to it (each row below is one
+small patch of the reference, or of the template it is given). A case without `deviation` is
+one where no deviation changes anything.
+
+    target/release/chatparse response-cases --seed 1 --count 5000 > /tmp/cases.jsonl
+    python3 scripts/hf_response_oracle.py < /tmp/cases.jsonl > /tmp/recorded.jsonl
+    target/release/chatparse conform /tmp/recorded.jsonl
+
+`python3 scripts/hf_response_oracle.py --check` exits 0 (printing the version) when the
+reference is installed at the expected version; `tests/response_template_oracle.rs` uses it.
+"""
+
+import contextlib
+import copy
+import json
+import math
+import sys
+
+REQUIRED_VERSION = "5.23.0"
+
+
+def reference():
+    """The reference modules, or an exit with the install instructions."""
+    try:
+        import transformers
+        from transformers.utils.chat_parsing import content_parsers as cp
+        from transformers.utils.chat_parsing import response_parser as rp
+        from transformers.utils.chat_parsing import response_templates as rt
+    except ImportError as e:
+        sys.exit(f"transformers is not installed ({e}): pip install transformers=={REQUIRED_VERSION}")
+    if transformers.__version__ != REQUIRED_VERSION:
+        sys.exit(
+            f"transformers {transformers.__version__} is installed, the oracle needs {REQUIRED_VERSION}: "
+            f"pip install transformers=={REQUIRED_VERSION}"
+        )
+    return transformers, cp, rp, rt
+
+
+TRANSFORMERS, CP, RP, RT = (None, None, None, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON encoding of the reference's values
+
+def plain(value):
+    """A JSON-encodable copy: non-finite floats (which JSON cannot carry) become
+    `{"$nonfinite": "nan" | "inf" | "-inf"}`, which no parser output can equal."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$nonfinite": repr(value)}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def events_json(events):
+    return [plain(copy.deepcopy(e)) for e in events]
+
+
+def error_json(e, phase):
+    message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+    return {"type": type(e).__name__, "message": str(message), "phase": phase}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the reference
+
+def run(template, prefix, pieces, tools):
+    """Loads, creates a parser, feeds `pieces`, finalizes. Returns a dict with `initial`,
+    `feeds`, `final`, `output`, or with `error` (and the events produced before it)."""
+    record = {"initial": [], "feeds": [], "final": []}
+    try:
+        spec = RT.load_response_template(copy.deepcopy(template))
+    except Exception as e:  # noqa: BLE001 - every reference error is data here
+        record["error"] = error_json(e, "load")
+        return record
+    try:
+        parser = RP.ResponseParser(spec, prefix=prefix, tools=copy.deepcopy(tools))
+    except Exception as e:  # noqa: BLE001
+        record["error"] = error_json(e, "init")
+        return record
+    record["initial"] = events_json(parser.initial_events)
+    for piece in pieces:
+        try:
+            record["feeds"].append(events_json(parser.feed(piece)))
+        except Exception as e:  # noqa: BLE001
+            record["error"] = error_json(e, "feed")
+            return record
+    try:
+        output, final = parser.finalize()
+    except Exception as e:  # noqa: BLE001
+        record["error"] = error_json(e, "finalize")
+        return record
+    record["final"] = events_json(final)
+    record["output"] = plain(copy.deepcopy(output))
+    return record
+
+
+def chunks(text, size):
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def merged(events):
+    """Events with consecutive chunks of one field merged (chunk granularity is free)."""
+    out = []
+    for e in events:
+        if (
+            e["type"] == "region_chunk"
+            and out
+            and out[-1]["type"] == "region_chunk"
+            and out[-1]["field"] == e["field"]
+        ):
+            out[-1] = dict(out[-1], text=out[-1]["text"] + e["text"])
+        else:
+            out.append(dict(e))
+    return out
+
+
+def all_events(record):
+    events = list(record["initial"])
+    for feed in record["feeds"]:
+        events.extend(feed)
+    events.extend(record["final"])
+    return merged(events)
+
+
+def record_case(case):
+    """The case's recorded expectations under the reference as it is loaded now."""
+    template, prefix, text = case["template"], case.get("prefix"), case.get("text", "")
+    tools = case.get("tools")
+    out = {}
+    whole = run(template, prefix, [text], tools)
+    if "error" in whole:
+        out["expected_error"] = whole["error"]
+    else:
+        out["expected"] = whole["output"]
+        out["events"] = {
+            "initial": whole["initial"],
+            "feed": [e for feed in whole["feeds"] for e in feed],
+            "final": whole["final"],
+        }
+    streams = []
+    if "error" not in whole or whole["error"]["phase"] != "load":
+        for size in case.get("chunk_sizes", []):
+            r = run(template, prefix, chunks(text, size), tools)
+            stream = {"chunk_size": size}
+            if "error" in r:
+                stream["expected_error"] = r["error"]
+            else:
+                stream.update(initial=r["initial"], feeds=r["feeds"], final=r["final"], output=r["output"])
+            streams.append(stream)
+    out["streams"] = streams
+    return out, whole
+
+
+# ---------------------------------------------------------------------------------------------
+# Deliberate deviations (the README's table), as patches of the reference
+
+ROWS = ("close-eos", "dollar", "implicit-empty", "non-finite")
+
+
+class Deviations:
+    """Applies chatparse's deliberate deviations (the `enabled` rows) to the reference;
+    `triggered` collects the rows whose patch ran while a case ran."""
+
+    def __init__(self, enabled=ROWS):
+        self.enabled = set(enabled)
+        self.triggered = set()
+
+    def template(self, template):
+        """The template as chatparse reads it (rows "close-eos" and "dollar")."""
+        if not isinstance(template, dict):
+            return template
+        template = copy.deepcopy(template)
+        fields = template.get("fields")
+        for spec in fields.values() if isinstance(fields, dict) else []:
+            if not isinstance(spec, dict):
+                continue
+            # Row "close-eos": `close: "eos"` runs the region to the end of the stream.
+            if "close-eos" in self.enabled and spec.get("close") == "eos" and "close_pattern" not in spec:
+                del spec["close"]
+                self.triggered.add("close-eos")
+            for key in ("open_pattern", "close_pattern"):
+                if isinstance(spec.get(key), str):
+                    spec[key] = self.dollar(spec[key])
+            args = spec.get("content_args")
+            if isinstance(args, dict) and isinstance(args.get("tag_pattern"), str):
+                args["tag_pattern"] = self.dollar(args["tag_pattern"])
+        if isinstance(template.get("start_anchor_pattern"), str):
+            template["start_anchor_pattern"] = self.dollar(template["start_anchor_pattern"])
+        return template
+
+    def dollar(self, pattern):
+        """Row "dollar": Python `$` (end, or before a final newline) takes that newline."""
+        if "dollar" not in self.enabled:
+            return pattern
+        out, i, in_class = [], 0, False
+        while i < len(pattern):
+            c = pattern[i]
+            if c == "\\" and i + 1 < len(pattern):
+                out.append(pattern[i : i + 2])
+                i += 2
+                continue
+            if in_class:
+                if c == "]":
+                    in_class = False
+                out.append(c)
+            elif c == "[":
+                in_class = True
+                out.append(c)
+                if pattern[i + 1 : i + 2] == "^":
+                    out.append("^")
+                    i += 1
+                if pattern[i + 1 : i + 2] == "]":
+                    out.append("]")
+                    i += 1
+            elif c == "$":
+                out.append(r"(?:\n?\Z)")
+                self.triggered.add("dollar")
+            else:
+                out.append(c)
+            i += 1
+        return "".join(out)
+
+    @contextlib.contextmanager
+    def patched(self):
+        """The reference with the enabled rows "implicit-empty" and "non-finite" applied."""
+        deviations = self
+        original_close = RP.ResponseParser._close_current
+        original_float = CP.CONTENT_PARSERS["float"]
+        original_cp_json, original_rp_json = CP.json, RP.json
+
+        # Row "implicit-empty": an empty value of the implicit field does not overwrite an
+        # earlier non-empty value of it (events unchanged).
+        def close_current(self, events):
+            name = self._current
+            if name is None or not self._opened:
+                return original_close(self, events)
+            present = self.__dict__.setdefault("_chatparse_present", set())
+            field = self._spec.fields[name]
+            keep = (
+                name == self._implicit_name and field.join is None and not field.repeats and name in present
+            )
+            before = self._output.get(name)
+            original_close(self, events)
+            present.add(name)
+            if keep and not is_empty(before) and is_empty(self._output.get(name)):
+                self._output[name] = before
+                deviations.triggered.add("implicit-empty")
+
+        # Row "non-finite": non-finite numbers are errors (JSON cannot carry them).
+        def finite_float(text, args):
+            value = original_float(text, args)
+            if not math.isfinite(value):
+                deviations.triggered.add("non-finite")
+                raise ValueError(f"could not convert string to a finite float: {text!r}")
+            return value
+
+        class FiniteJson:
+            JSONDecodeError = json.JSONDecodeError
+            dumps = staticmethod(json.dumps)
+
+            @staticmethod
+            def loads(s):
+                def constant(name):
+                    deviations.triggered.add("non-finite")
+                    raise json.JSONDecodeError(f"non-finite number {name}", s, 0)
+
+                def number(text):
+                    value = float(text)
+                    if not math.isfinite(value):
+                        deviations.triggered.add("non-finite")
+                        raise json.JSONDecodeError(f"number out of range {text}", s, 0)
+                    return value
+
+                return json.loads(s, parse_constant=constant, parse_float=number)
+
+        if "implicit-empty" in self.enabled:
+            RP.ResponseParser._close_current = close_current
+        if "non-finite" in self.enabled:
+            CP.CONTENT_PARSERS["float"] = finite_float
+            CP.json = FiniteJson
+            RP.json = FiniteJson
+        try:
+            yield
+        finally:
+            RP.ResponseParser._close_current = original_close
+            CP.CONTENT_PARSERS["float"] = original_float
+            CP.json, RP.json = original_cp_json, original_rp_json
+
+
+def is_empty(v):
+    return v is None or (isinstance(v, (list, dict, str)) and not v)
+
+
+def stream_agrees(stream, whole):
+    """Whether a stream's recorded result is the one-shot run's (merged events, output, or
+    error phase)."""
+    if "error" in whole:
+        return stream.get("expected_error", {}).get("phase") == whole["error"]["phase"]
+    if "expected_error" in stream:
+        return False
+    streamed = merged(stream["initial"] + [e for f in stream["feeds"] for e in f] + stream["final"])
+    return streamed == all_events(whole) and stream["output"] == whole["output"]
+
+
+def one_shot_stream(size, whole):
+    """A stream entry holding the one-shot run's result."""
+    if "error" in whole:
+        return {"chunk_size": size, "expected_error": whole["error"]}
+    return {
+        "chunk_size": size,
+        "initial": [],
+        "feeds": [all_events(whole)],
+        "final": [],
+        "output": whole["output"],
+    }
+
+
+def record_patched(case, enabled):
+    """The case recorded under the reference with the `enabled` deviation rows applied, and
+    the rows that triggered."""
+    dev = Deviations(enabled)
+    patched_case = dict(case, template=dev.template(case["template"]))
+    with dev.patched():
+        patched, whole = record_case(patched_case)
+    # Row "chunk-dependent": the reference's result depends on how the text is chunked
+    # (see `stream_agrees`); chatparse gives the one-shot result in every chunking.
+    if "chunk-dependent" in enabled:
+        streams = []
+        for stream in patched["streams"]:
+            if stream_agrees(stream, whole):
+                streams.append(stream)
+            else:
+                dev.triggered.add("chunk-dependent")
+                streams.append(one_shot_stream(stream["chunk_size"], whole))
+        patched["streams"] = streams
+    return patched, dev.triggered
+
+
+def record_with_deviations(case):
+    raw, _ = record_case(case)
+    every = set(ROWS) | {"chunk-dependent"}
+    patched, triggered = record_patched(case, every)
+    if patched != raw:
+        # The rows that make a difference: leaving one out changes the recording.
+        rows = sorted(row for row in triggered if record_patched(case, every - {row})[0] != patched)
+        raw["deviation"] = dict(rows=rows or sorted(triggered), **patched)
+    return raw
+
+
+def main():
+    global TRANSFORMERS, CP, RP, RT
+    TRANSFORMERS, CP, RP, RT = reference()
+    if sys.argv[1:] == ["--check"]:
+        print(f"transformers {TRANSFORMERS.__version__}")
+        return
+    import logging
+
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    out = sys.stdout
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        case = json.loads(line)
+        recorded = record_with_deviations(case)
+        result = {
+            "id": case["id"],
+            "kind": "parse",
+            "source": case.get("source", "generated") + f"; recorded with transformers {TRANSFORMERS.__version__}",
+            "template": case["template"],
+            "prefix": case.get("prefix"),
+            "text": case.get("text", ""),
+        }
+        if case.get("tools") is not None:
+            result["tools"] = case["tools"]
+        result.update(recorded)
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
