@@ -87,11 +87,14 @@ def error_json(e, phase):
 # ---------------------------------------------------------------------------------------------
 # Running the reference
 
-def run(template, prefix, pieces, tools):
-    """Loads, creates a parser, feeds `pieces`, finalizes. Returns a dict with `initial`,
-    `feeds`, `final`, `output`, or with `error` (and the events produced before it)."""
+def run(template, prefix, pieces, tools, check=None):
+    """Loads (after `check`, if given), creates a parser, feeds `pieces`, finalizes. Returns a
+    dict with `initial`, `feeds`, `final`, `output`, or with `error` (and the events produced
+    before it)."""
     record = {"initial": [], "feeds": [], "final": []}
     try:
+        if check is not None:
+            check(template)
         spec = RT.load_response_template(copy.deepcopy(template))
     except Exception as e:  # noqa: BLE001 - every reference error is data here
         record["error"] = error_json(e, "load")
@@ -146,12 +149,13 @@ def all_events(record):
     return merged(events)
 
 
-def record_case(case):
-    """The case's recorded expectations under the reference as it is loaded now."""
+def record_case(case, check=None):
+    """The case's recorded expectations under the reference as it is loaded now (with the
+    extra load `check`, if given)."""
     template, prefix, text = case["template"], case.get("prefix"), case.get("text", "")
     tools = case.get("tools")
     out = {}
-    whole = run(template, prefix, [text], tools)
+    whole = run(template, prefix, [text], tools, check)
     if "error" in whole:
         out["expected_error"] = whole["error"]
     else:
@@ -164,7 +168,7 @@ def record_case(case):
     streams = []
     if "error" not in whole or whole["error"]["phase"] != "load":
         for size in case.get("chunk_sizes", []):
-            r = run(template, prefix, chunks(text, size), tools)
+            r = run(template, prefix, chunks(text, size), tools, check)
             stream = {"chunk_size": size}
             if "error" in r:
                 stream["expected_error"] = r["error"]
@@ -178,7 +182,71 @@ def record_case(case):
 # ---------------------------------------------------------------------------------------------
 # Deliberate deviations (the README's table), as patches of the reference
 
-ROWS = ("close-eos", "dollar", "implicit-empty", "non-finite")
+ROWS = ("close-eos", "dollar", "implicit-empty", "non-finite", "strict-load")
+
+CONTENT_TYPES = ("bool", "float", "int", "json", "kv-lines", "text", "xml-inline")
+CONTENT_ARGS = {
+    "json": {"allow_non_json", "string_delims", "strip", "unquoted_keys"},
+    "xml-inline": {"merge_duplicates", "tag_pattern", "value_parser"},
+    "kv-lines": {"kv_sep", "line_sep", "strip", "value_parser"},
+}
+BOOL_ARGS = ("allow_non_json", "merge_duplicates", "strip", "unquoted_keys")
+
+
+def strict_content_args(content, args):
+    """Row "strict-load": the content arguments chatparse checks at load (the reference
+    ignores unknown ones and reads the others only when a region closes)."""
+    if not isinstance(args, dict):
+        raise ValueError("content_args must be a dict")
+    unknown = set(args) - CONTENT_ARGS.get(content, {"strip"})
+    if unknown:
+        raise ValueError(f"content_args has unknown keys {sorted(unknown)}")
+    for key in BOOL_ARGS:
+        if key in args and not isinstance(args[key], bool):
+            raise ValueError(f"content_args '{key}' must be a bool")
+    for key in ("line_sep", "kv_sep"):
+        if key in args and not (isinstance(args[key], str) and args[key]):
+            raise ValueError(f"content_args '{key}' must be a non-empty string")
+    if "string_delims" in args:
+        delims = args["string_delims"]
+        ok = isinstance(delims, list) and all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(d, str) and d for d in p) for p in delims
+        )
+        if not ok:
+            raise ValueError("content_args 'string_delims' must be [open, close] pairs of non-empty strings")
+    if content == "xml-inline":
+        pattern = args.get("tag_pattern")
+        if not isinstance(pattern, str):
+            raise ValueError("xml-inline requires a string content_args 'tag_pattern'")
+        import regex
+
+        groups = regex.compile(pattern, regex.DOTALL).groupindex
+        if "key" not in groups or "value" not in groups:
+            raise ValueError("xml-inline 'tag_pattern' needs named groups 'key' and 'value'")
+    if "value_parser" in args:
+        parser = args["value_parser"]
+        if not isinstance(parser, dict) or set(parser) - {"name", "args"}:
+            raise ValueError("value_parser must be a dict with 'name' and 'args'")
+        name = parser.get("name", "text")
+        if not isinstance(name, str) or name not in CONTENT_TYPES:
+            raise ValueError(f"value_parser: unknown content parser {name!r}")
+        strict_content_args(name, parser.get("args", {}))
+
+
+def strict_template(template):
+    """Row "strict-load": what chatparse rejects at load beyond the reference's checks: field
+    flags that are not bools, and content arguments (`strict_content_args`)."""
+    fields = template.get("fields") if isinstance(template, dict) else None
+    for spec in fields.values() if isinstance(fields, dict) else []:
+        if not isinstance(spec, dict):
+            continue
+        for key in ("repeats", "optional"):
+            if key in spec and not isinstance(spec[key], bool):
+                raise ValueError(f"'{key}' must be a bool")
+        content = spec.get("content", "text")
+        if not isinstance(content, str) or content not in CONTENT_TYPES:
+            continue
+        strict_content_args(content, spec.get("content_args", {}))
 
 
 class Deviations:
@@ -188,6 +256,16 @@ class Deviations:
     def __init__(self, enabled=ROWS):
         self.enabled = set(enabled)
         self.triggered = set()
+
+    def check(self, template):
+        """Row "strict-load": chatparse's extra load checks."""
+        if "strict-load" not in self.enabled:
+            return
+        try:
+            strict_template(template)
+        except Exception:
+            self.triggered.add("strict-load")
+            raise
 
     def template(self, template):
         """The template as chatparse reads it (rows "close-eos" and "dollar")."""
@@ -345,7 +423,7 @@ def record_patched(case, enabled):
     dev = Deviations(enabled)
     patched_case = dict(case, template=dev.template(case["template"]))
     with dev.patched():
-        patched, whole = record_case(patched_case)
+        patched, whole = record_case(patched_case, dev.check)
     # Row "chunk-dependent": the reference's result depends on how the text is chunked
     # (see `stream_agrees`); chatparse gives the one-shot result in every chunking.
     if "chunk-dependent" in enabled:

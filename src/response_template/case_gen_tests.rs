@@ -31,5 +31,5 @@ fn most_templates_load_and_some_do_not() {
             Err(_) => bad += 1,
         }
     }
-    assert!(ok > 75 && bad > 8, "{ok} loaded, {bad} rejected");
+    assert!(ok > 50 && bad > 8, "{ok} loaded, {bad} rejected");
 }

@@ -125,7 +125,7 @@
 //! }"#).unwrap();
 //!
 //! let text = "<think>Hi?</think><tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
-//! let message = parse_response(&tpl, text, None, None).unwrap();
+//! let message = parse_response(&tpl, text, Some(""), None).unwrap();
 //! assert_eq!(message["thinking"], "Hi?");
 //! assert_eq!(message["tool_calls"][0]["function"]["name"], "f");
 //!
@@ -146,9 +146,12 @@ pub mod conformance;
 mod content;
 mod error;
 mod events;
+mod json_dialect;
 mod json_shape;
 mod json_value;
+mod locate;
 mod pattern;
+mod py_number;
 mod scan;
 mod seq;
 mod spec;

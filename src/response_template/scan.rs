@@ -363,17 +363,25 @@ impl Scanner {
     }
 
     /// At the end of the buffer (more text may follow): candidates whose state can neither
-    /// extend their match nor produce a later one are decided now. Returns whether a match
-    /// became decided.
+    /// extend their match nor produce a later one are decided now, except a match ending
+    /// right there of a pattern whose matches are not [final at the end of the
+    /// buffer](Pattern::edge_final). Returns whether a match became decided.
     pub(crate) fn settle(&mut self, pat: &Pattern, end: usize, no_empty: Option<usize>) -> bool {
         if self.best.is_some() {
             return false;
         }
         let mut changed = false;
+        let edge_final = pat.edge_final();
         for c in self.cands.iter_mut().filter(|c| !c.done) {
             let info = pat.end_info(c.sid);
             if !info.extendable {
                 if info.ends_here && !(end == c.start && no_empty == Some(end)) {
+                    if !edge_final {
+                        // A match ending at the end of the buffer waits for the next byte
+                        // (which decides it) or the end of the stream (see
+                        // `Pattern::edge_final`).
+                        continue;
+                    }
                     c.match_end = Some(end);
                 }
                 c.done = true;
