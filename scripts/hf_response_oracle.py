@@ -182,7 +182,16 @@ def record_case(case, check=None):
 # ---------------------------------------------------------------------------------------------
 # Deliberate deviations (the README's table), as patches of the reference
 
-ROWS = ("close-eos", "dollar", "implicit-empty", "non-finite", "strict-load")
+ROWS = (
+    "close-eos",
+    "close-groups",
+    "dollar",
+    "empty-close",
+    "implicit-empty",
+    "json-strings",
+    "non-finite",
+    "strict-load",
+)
 
 CONTENT_TYPES = ("bool", "float", "int", "json", "kv-lines", "text", "xml-inline")
 CONTENT_ARGS = {
@@ -247,6 +256,95 @@ def strict_template(template):
         if not isinstance(content, str) or content not in CONTENT_TYPES:
             continue
         strict_content_args(content, spec.get("content_args", {}))
+
+
+def string_literal_end(text, i):
+    """The index after the JSON string literal starting at `text[i] == '"'` (or the end)."""
+    j = i + 1
+    while j < len(text):
+        if text[j] == "\\":
+            j += 2
+        elif text[j] == '"':
+            return j + 1
+        else:
+            j += 1
+    return len(text)
+
+
+def apply_string_delims(text, delims):
+    """Row "json-strings": chatparse's `string_delims` rewrite, outside JSON string literals."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == '"':
+            end = string_literal_end(text, i)
+            out.append(text[i:end])
+            i = end
+            continue
+        for open_d, close_d in delims:
+            if text.startswith(open_d, i):
+                end = text.find(close_d, i + len(open_d))
+                if end >= 0:
+                    out.append(json.dumps(text[i + len(open_d) : end]))
+                    i = end + len(close_d)
+                    break
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def quote_keys(text):
+    """Row "json-strings": chatparse's `unquoted_keys` rewrite (the reference's
+    `(?<=[{,])(\\w+):`), outside JSON string literals."""
+    import regex
+
+    word = regex.compile(r"\w+")
+    out, i, after_open = [], 0, False
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            end = string_literal_end(text, i)
+            out.append(text[i:end])
+            i, after_open = end, False
+            continue
+        m = word.match(text, i) if after_open else None
+        if m:
+            if text.startswith(":", m.end()):
+                out.append(f'"{m.group()}":')
+                i = m.end() + 1
+            else:
+                out.append(m.group())
+                i = m.end()
+            after_open = False
+            continue
+        out.append(c)
+        after_open = c in "{,"
+        i += 1
+    return "".join(out)
+
+
+def reference_json_rewrite(text, args):
+    """The reference's own rewrite in `_json` (to tell when chatparse's differs); `None` where
+    it refuses the text (its sentinel characters)."""
+    import regex
+
+    delims = args.get("string_delims", [])
+    if delims and ("\x01" in text or "\x02" in text):
+        return None
+    working, captured = text, []
+    for open_d, close_d in delims:
+
+        def capture(m):
+            captured.append(m.group(1))
+            return f"\x01{len(captured) - 1}\x02"
+
+        pattern = regex.escape(open_d) + r"(.*?)" + regex.escape(close_d)
+        working = regex.sub(pattern, capture, working, flags=regex.DOTALL)
+    if args.get("unquoted_keys", False):
+        working = regex.sub(r"(?<=[{,])(\w+):", r'"\1":', working)
+    for i, s in enumerate(captured):
+        working = working.replace(f"\x01{i}\x02", json.dumps(s))
+    return working
 
 
 class Deviations:
@@ -375,8 +473,84 @@ class Deviations:
 
                 return json.loads(s, parse_constant=constant, parse_float=number)
 
+        # Row "json-strings": the dialect rewrites leave JSON string literals alone.
+        original_json = CP.CONTENT_PARSERS["json"]
+
+        def chatparse_json(text, args):
+            working = text
+            if args.get("string_delims"):
+                working = apply_string_delims(working, args["string_delims"])
+            if args.get("unquoted_keys", False):
+                working = quote_keys(working)
+            if working != reference_json_rewrite(text, args):
+                deviations.triggered.add("json-strings")
+            try:
+                return CP.json.loads(working)
+            except json.JSONDecodeError as e:
+                if args.get("allow_non_json"):
+                    return CP._text(text, args)
+                raise ValueError(f"json: could not parse after dialect transforms: {e}") from e
+
+        # Row "close-groups": the named groups of the close delimiter join the transform's
+        # scope (the reference's docs say so; its code keeps only the open's).
+        original_scan = RP.ResponseParser._scan
+
+        def scan(self, watch, eos):
+            best, hold = original_scan(self, watch, eos)
+            self._chatparse_best = best
+            return best, hold
+
+        def with_close_groups(close):
+            def close_current(self, events):
+                best = self.__dict__.pop("_chatparse_best", None)
+                if best is not None and best[0] == "close" and self._current == best[1].name and self._opened:
+                    groups = {k: v for k, v in best[2].groupdict().items() if v is not None}
+                    if groups:
+                        deviations.triggered.add("close-groups")
+                        self._captures.update(groups)
+                return close(self, events)
+
+            return close_current
+
+        # Row "empty-close": where the implicit field's close matches the empty string while its
+        # region is empty, the reference stops there for good (`_process` breaks out at that
+        # position in every later feed and at the end, so the rest of the text is lost).
+        # chatparse takes that empty match (closing nothing) and then, as after any empty
+        # match, takes no second empty match at the same position: the scan goes on from the
+        # next character.
+        def scan_on(self, watch, eos, scan):
+            last_empty = self.__dict__.get("_chatparse_empty_at")
+            best, hold = scan(self, watch, eos)
+            if best is not None:
+                kind, field, m = best
+                empty = m.start() == m.end()
+                stall = empty and kind == "close" and field.name == self._implicit_name and not self._opened
+                if empty and m.start() == self._pos and (stall or last_empty == m.start()):
+                    if stall:
+                        deviations.triggered.add("empty-close")
+                    self._chatparse_empty_at = m.start()
+                    pos = self._pos
+                    if pos >= len(self._buffer):
+                        return None, len(self._buffer)
+                    self._pos = pos + 1
+                    try:
+                        best, hold = scan(self, watch, eos)
+                    finally:
+                        self._pos = pos
+                    return best, hold
+                self._chatparse_empty_at = m.end() if empty else None
+            return best, hold
+
         if "implicit-empty" in self.enabled:
             RP.ResponseParser._close_current = close_current
+        if "close-groups" in self.enabled:
+            RP.ResponseParser._scan = scan
+        if "empty-close" in self.enabled:
+            inner_scan = RP.ResponseParser._scan
+            RP.ResponseParser._scan = lambda self, watch, eos: scan_on(self, watch, eos, inner_scan)
+            RP.ResponseParser._close_current = with_close_groups(RP.ResponseParser._close_current)
+        if "json-strings" in self.enabled:
+            CP.CONTENT_PARSERS["json"] = chatparse_json
         if "non-finite" in self.enabled:
             CP.CONTENT_PARSERS["float"] = finite_float
             CP.json = FiniteJson
@@ -385,6 +559,8 @@ class Deviations:
             yield
         finally:
             RP.ResponseParser._close_current = original_close
+            RP.ResponseParser._scan = original_scan
+            CP.CONTENT_PARSERS["json"] = original_json
             CP.CONTENT_PARSERS["float"] = original_float
             CP.json, RP.json = original_cp_json, original_rp_json
 

@@ -286,6 +286,13 @@ fn regex_delim(rng: &mut Rng, mark: &str, closing: bool, group_names: &mut Vec<S
             b.lit(mark);
             b.raw("\\d+", Part::Digits);
         }
+        8 if closing && rng.chance(15) => {
+            // A close that can match the empty string.
+            b.raw(
+                &format!("(?:{})?", py_escape(mark)),
+                Part::Optional(Box::new(Part::Lit(mark.to_owned()))),
+            );
+        }
         8 if rng.chance(30) => {
             b.raw("^", Part::Nothing);
             b.lit(mark);
@@ -294,7 +301,7 @@ fn regex_delim(rng: &mut Rng, mark: &str, closing: bool, group_names: &mut Vec<S
             b.lit(mark);
             b.raw("$", Part::Nothing);
         }
-        10 if rng.chance(40) => {
+        10 if rng.chance(20) => {
             // A mistake: an unbalanced or dangling construct.
             b.raw(rng.s(&["(", "[a-", "*", "(?P<1x>a)", "\\"]), Part::Nothing);
             b.lit(mark);
@@ -360,16 +367,17 @@ fn value_parser(rng: &mut Rng) -> Value {
         2 => json!({"name": "json"}),
         3 => json!({"name": "bool"}),
         4 => json!({"name": "text", "args": {"strip": false}}),
-        5 if rng.chance(30) => json!({"name": "number"}),
+        5 if rng.chance(10) => json!({"name": "number"}),
         5 => json!({"name": "float"}),
-        _ if rng.chance(20) => json!({"nme": "json"}),
+        _ if rng.chance(8) => json!({"nme": "json"}),
+        _ if rng.chance(30) => json!({"name": "json", "args": {"unquoted_keys": true}}),
         _ => json!({"name": "text"}),
     }
 }
 
 /// A possibly wrong value for a boolean argument or flag.
 fn flag_value(rng: &mut Rng) -> Value {
-    if rng.chance(93) {
+    if rng.chance(97) {
         json!(rng.chance(50))
     } else {
         rng.pick(&[json!(1), json!(0), json!("yes"), json!(null)])
@@ -412,12 +420,16 @@ fn content_args(rng: &mut Rng, content: &str, plan: &mut FieldPlan) -> Option<Va
                 1 => (r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", "<{k}>{v}</{k}>"),
                 2 => (r"<arg (?P<key>[a-z_]+)=(?P<value>[^>]*)>", "<arg {k}={v}>"),
                 3 => (r"(?P<key>\w+)=(?P<value>\S*)", "{k}={v} "),
-                4 if rng.chance(50) => (r"<(?P<k>\w+)>(?P<value>.*?)</\1>", "<{k}>{v}</{k}>"),
-                4 => (r"<(?P<key>\w+)>(?P<val>.*?)</\1>", "<{k}>{v}</{k}>"),
-                _ if rng.chance(50) => (r"<(?P<key>\w+>(?P<value>.*?)", "<{k}>{v}"),
+                4 if rng.chance(20) => (r"<(?P<k>\w+)>(?P<value>.*?)</\1>", "<{k}>{v}</{k}>"),
+                4 if rng.chance(20) => (r"<(?P<key>\w+)>(?P<val>.*?)</\1>", "<{k}>{v}</{k}>"),
+                4 => (
+                    r"<(?P<key>\w+)(?: v=(?P<value>\w*))?/>",
+                    "<{k} v={v}/><{k}/>",
+                ),
+                _ if rng.chance(15) => (r"<(?P<key>\w+>(?P<value>.*?)", "<{k}>{v}"),
                 _ => (r"<(?P<key>\w+)>(?P<value>.*?)</\1>", "<{k}>{v}</{k}>"),
             };
-            if rng.chance(96) {
+            if rng.chance(98) {
                 args.insert("tag_pattern".into(), json!(pattern));
             }
             plan.tag_shape = Some(shape.to_owned());
@@ -430,10 +442,20 @@ fn content_args(rng: &mut Rng, content: &str, plan: &mut FieldPlan) -> Option<Va
         }
         "kv-lines" => {
             if rng.chance(20) {
-                args.insert("line_sep".into(), json!(rng.pick(&[";", "\n", ", ", ""])));
+                let sep = if rng.chance(10) {
+                    ""
+                } else {
+                    rng.s(&[";", "\n", ", "])
+                };
+                args.insert("line_sep".into(), json!(sep));
             }
             if rng.chance(20) {
-                args.insert("kv_sep".into(), json!(rng.pick(&["=", ":", " -> ", ""])));
+                let sep = if rng.chance(10) {
+                    ""
+                } else {
+                    rng.s(&["=", ":", " -> "])
+                };
+                args.insert("kv_sep".into(), json!(sep));
             }
             if rng.chance(20) {
                 args.insert("strip".into(), flag_value(rng));
@@ -444,7 +466,7 @@ fn content_args(rng: &mut Rng, content: &str, plan: &mut FieldPlan) -> Option<Va
         }
         _ => {}
     }
-    if rng.chance(4) {
+    if rng.chance(2) {
         // A misspelled or unknown argument.
         let key = *rng.pick(&["stirp", "unquoted_key", "tag_patern", "valueparser", "sep"]);
         args.insert(key.into(), json!(true));
@@ -463,9 +485,19 @@ fn transform(rng: &mut Rng, plan: &FieldPlan, each: bool) -> Value {
         .chain(&plan.close)
         .flat_map(|d| d.groups.iter().map(|(n, _)| n.as_str()))
         .collect();
-    let name = groups
-        .first()
-        .map_or("{content.name}".to_owned(), |g| format!("{{{g}}}"));
+    let group = if rng.chance(50) {
+        groups.last()
+    } else {
+        groups.first()
+    };
+    let name = group.map_or("{content.name}".to_owned(), |g| format!("{{{g}}}"));
+    if groups.len() > 1 && rng.chance(30) {
+        let all: Map<String, Value> = groups
+            .iter()
+            .map(|g| ((*g).to_owned(), json!(format!("{{{g}}}"))))
+            .collect();
+        return json!({"groups": all, "content": "{content}"});
+    }
     if each {
         let k = plan.item_keys.first().map_or("name", String::as_str);
         return match rng.below(4) {
@@ -606,7 +638,7 @@ fn field_plan(
     } else if rng.chance(2) {
         plan.spec.insert("transform_each".into(), json!(true));
     }
-    if rng.chance(4) {
+    if rng.chance(2) {
         // A misspelled or unknown field key.
         let (bad, value) = match rng.below(6) {
             0 => ("opn", json!(open_mark)),
@@ -640,7 +672,19 @@ fn json_body(rng: &mut Rng, plan: &FieldPlan, depth: usize) -> String {
             ])
             .to_string(),
         1 => rng
-            .pick(&["\"s\"", "\"é\\n\\u00e9\"", "\"a,b:c\"", "\"{x:1}\"", "\"\""])
+            .pick(&[
+                "\"s\"",
+                "\"é\\n\\u00e9\"",
+                "\"a,b:c\"",
+                "\"{x:1}\"",
+                "\"\"",
+                "\"it's 'q'\"",
+                "\"<s>x</s>\"",
+                "\"«a»,k:1\"",
+                "\"\\\"{y:2}\"",
+                "\"\u{1}\"",
+                "'single'",
+            ])
             .to_string(),
         2 => rng
             .pick(&["true", "false", "null", "True", "None"])
@@ -672,8 +716,9 @@ fn json_body(rng: &mut Rng, plan: &FieldPlan, depth: usize) -> String {
             for _ in 0..n {
                 let k = key(rng);
                 let v = json_body(rng, plan, depth + 1);
-                members.push(match rng.below(10) {
-                    0 => format!("{k}: {v}"),
+                members.push(match rng.below(12) {
+                    0 | 10 => format!("{k}: {v}"),
+                    11 => format!("{k}:{v}"),
                     1 => format!("{k} : {v}"),
                     2 => format!(" {k}:{v}"),
                     3 => format!("'{k}': {v}"),
@@ -839,9 +884,18 @@ pub fn generate_case(seed: u64, index: u64) -> Value {
             );
         }
         2 => {
+            let preset = rng
+                .pick(&[
+                    json!("preset"),
+                    json!([]),
+                    json!(["x"]),
+                    json!(null),
+                    json!({"k": 1}),
+                ])
+                .clone();
             top.insert(
                 "defaults".into(),
-                json!({"role": "assistant", (names[0]): "preset"}),
+                json!({"role": "assistant", (names[0]): preset}),
             );
         }
         3 if rng.chance(30) => {
@@ -901,7 +955,7 @@ pub fn generate_case(seed: u64, index: u64) -> Value {
         .flat_map(|d| d.samples.iter().cloned())
         .collect();
     let mut text = String::new();
-    for _ in 0..rng.below(6) {
+    for _ in 0..rng.below(9) {
         text.push_str(&filler(&mut rng, &marks));
         let Some(p) = plans.get(rng.below(plans.len())) else {
             break;

@@ -1,7 +1,7 @@
 //! Running one recorded conformance vector (a line of `hf-response-templates.jsonl`).
 //!
 //! Pass rules (from the vectors' README): the output equals `expected` as JSON (key order
-//! ignored; numbers compared by value); an expected error is an error raised in the same
+//! ignored; numbers compared by value, an integer never equal to a float); an expected error is an error raised in the same
 //! phase (messages are not compared); events are compared after merging consecutive
 //! `region_chunk` events of the same field. For `streams`, the text is fed in pieces of
 //! `chunk_size` characters and the whole merged event sequence and the output must match (or,
@@ -73,13 +73,17 @@ fn strings(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// JSON equality ignoring key order, with numbers compared by value.
+/// JSON equality ignoring key order, with numbers compared by value and kind: an integer
+/// never equals a float (`3` is not `3.0`, as in the reference's Python values).
 pub fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(i), Some(j)) => i == j,
-            _ => x.as_f64() == y.as_f64(),
-        },
+        (Value::Number(x), Value::Number(y)) => {
+            x.is_f64() == y.is_f64()
+                && match (x.as_i64(), y.as_i64()) {
+                    (Some(i), Some(j)) => i == j,
+                    _ => x.as_f64() == y.as_f64(),
+                }
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
         }

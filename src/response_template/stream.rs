@@ -44,7 +44,8 @@ pub struct ResponseParser<'t> {
     /// Idle scanners have (lazily) scanned up to here: the fast path of `push` moves this
     /// instead of every scanner.
     skipped_to: usize,
-    /// An empty match may not end where the previous delimiter ended.
+    /// An empty match may not end here: where the previous delimiter ended, when that
+    /// delimiter's match was empty too.
     no_empty: Option<usize>,
     out: Map<String, Value>,
     /// Region values not yet folded into `out` (streaming only): each is shared with its
@@ -879,7 +880,9 @@ impl<'t> ResponseParser<'t> {
         }
         self.emit_pos = found.end;
         self.scan_pos = found.end;
-        self.no_empty = Some(found.end);
+        // Two empty matches in a row at one position are not taken (the parser always makes
+        // progress); an empty match right after a non-empty one is (as in the reference).
+        self.no_empty = (found.start == found.end).then_some(found.end);
         self.reset_scanners();
         Ok(())
     }
