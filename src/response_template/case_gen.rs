@@ -527,9 +527,16 @@ fn field_plan(
     name: &str,
     implicit: bool,
     group_names: &mut Vec<String>,
+    earlier_opens: &[String],
 ) -> FieldPlan {
     let tag = *rng.pick(&TAGS);
     let (open_mark, close_mark) = match rng.below(4) {
+        // The open of an earlier field: the two tie (the field name decides).
+        _ if !earlier_opens.is_empty() && rng.chance(12) => {
+            let open = rng.pick(earlier_opens).clone();
+            let close = format!("</{}", open.trim_start_matches(['<', '[']));
+            (open, close)
+        }
         0 => (
             format!("[{}]", tag.to_uppercase()),
             format!("[/{}]", tag.to_uppercase()),
@@ -555,7 +562,10 @@ fn field_plan(
     }
     let close_kind = rng.weighted(&[80, 14, 3, 3]);
     if close_kind == 0 {
-        let mark = if implicit {
+        let mark = if implicit && !earlier_opens.is_empty() && rng.chance(8) {
+            // The implicit close is another field's open: an open and a close tie.
+            rng.pick(earlier_opens).clone()
+        } else if implicit {
             (*rng.pick(&END_MARKS)).to_owned()
         } else {
             close_mark
@@ -655,8 +665,41 @@ fn field_plan(
 
 /// A draw of a JSON body (possibly in a dialect, possibly broken).
 fn json_body(rng: &mut Rng, plan: &FieldPlan, depth: usize) -> String {
-    let key =
-        |rng: &mut Rng| (*rng.pick(&["name", "args", "city", "a", "b_c", "n1", "日"])).to_owned();
+    let key = |rng: &mut Rng| {
+        (*rng.pick(&["name", "args", "city", "a", "b_c", "n1", "日", "arguments"])).to_owned()
+    };
+    if depth == 0 && rng.chance(15) {
+        // A tool call whose string arguments a schema may coerce.
+        let name = rng.s(&["get", "f", "other"]);
+        let mut args = Vec::new();
+        for _ in 0..1 + rng.below(3) {
+            let k = rng.s(&["city", "n", "flag", "obj", "ü", "x", "a"]);
+            let v = rng.s(&[
+                "\"3.0\"",
+                "\" 5 \"",
+                "\"1e3\"",
+                "\"true\"",
+                "\"0\"",
+                "\"null\"",
+                "\"None\"",
+                "\"{\\\"a\\\": 1}\"",
+                "\"[1, 2]\"",
+                "\"x\"",
+                "7",
+                "[\"1\", 2]",
+                "\"1_000\"",
+                "\"-0\"",
+                "\"2.50\"",
+                "\"inf\"",
+                "\"٣\"",
+            ]);
+            args.push(format!("\"{k}\": {v}"));
+        }
+        return format!(
+            "{{\"name\": \"{name}\", \"arguments\": {{{}}}}}",
+            args.join(", ")
+        );
+    }
     match rng.below(if depth > 1 { 6 } else { 10 }) {
         0 => rng
             .pick(&[
@@ -858,9 +901,14 @@ pub fn generate_case(seed: u64, index: u64) -> Value {
     }
     let implicit_count = rng.weighted(&[35, 62, 3]);
     let mut plans = Vec::new();
+    let mut opens: Vec<String> = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let implicit = i >= names.len().saturating_sub(implicit_count);
-        plans.push(field_plan(&mut rng, name, implicit, &mut group_names));
+        let plan = field_plan(&mut rng, name, implicit, &mut group_names, &opens);
+        if let Some(open) = plan.open.as_ref().filter(|d| !d.pattern) {
+            opens.extend(open.samples.first().cloned());
+        }
+        plans.push(plan);
     }
     if rng.chance(50) {
         // The implicit field is not always last.
@@ -1016,6 +1064,21 @@ pub fn generate_case(seed: u64, index: u64) -> Value {
             }
         }}}, {"type": "function", "function": {"name": "f", "parameters": {"type": "object",
             "properties": {"x": {"type": "integer"}, "a": {"type": "number", "nullable": true}}}}}]);
+        if rng.chance(20) {
+            // A later tool of the same name replaces the earlier one.
+            if let Some(tools) = case["tools"].as_array_mut() {
+                tools.push(json!({"name": "get", "parameters": {"properties": {
+                    "city": {"type": "integer"}, "n": {"type": "string"}}}}));
+            }
+        }
+    }
+    if rng.chance(1) {
+        // A long text (past the parser's compaction threshold).
+        let text = case["text"].as_str().unwrap_or_default().to_owned();
+        if !text.is_empty() {
+            case["text"] = json!(text.repeat(6000 / text.len() + 1));
+            case["chunk_sizes"] = json!([64 + rng.below(64)]);
+        }
     }
     case
 }
