@@ -421,13 +421,16 @@ fn value_parser(args: &Map<String, Value>) -> Result<Option<Box<Content>>, ArgEr
 /// Inserts a key; with `merge`, a repeated key collects its values into a list (as the
 /// reference does: a value that is already a list takes the new value at its end).
 fn insert(map: &mut Map<String, Value>, key: &str, value: Value, merge: bool) {
+    if !merge {
+        map.insert(key.to_owned(), value);
+        return;
+    }
     match map.get_mut(key) {
-        Some(Value::Array(items)) if merge => items.push(value),
-        Some(existing) if merge => {
+        Some(Value::Array(items)) => items.push(value),
+        Some(existing) => {
             let first = existing.take();
             *existing = Value::Array(vec![first, value]);
         }
-        Some(existing) => *existing = value,
         None => {
             map.insert(key.to_owned(), value);
         }

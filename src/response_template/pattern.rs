@@ -274,6 +274,15 @@ impl Pattern {
             })
     }
 
+    /// Whether an attempt in state `sid` at the end of the buffer stays undecided there (what
+    /// [`Scanner::settle`](super::scan::Scanner::settle) leaves live): it can still extend,
+    /// or it holds a match ending there that waits for more text (see
+    /// [`edge_final`](Pattern::edge_final)).
+    pub(crate) fn undecided_at_end(&self, sid: StateID) -> bool {
+        let info = self.end_info(sid);
+        info.extendable || (info.ends_here && !self.edge_final)
+    }
+
     /// Named groups of the pattern.
     pub(crate) fn names(&self) -> &[String] {
         &self.names

@@ -32,7 +32,7 @@ fn light_run(pat: &Pattern, mut sid: StateID, bytes: &[u8]) -> Option<StateID> {
             return pat.is_dead(sid).then_some(sid);
         }
     }
-    pat.end_info(sid).extendable.then_some(sid)
+    pat.undecided_at_end(sid).then_some(sid)
 }
 
 /// A decided match `[start, end)` (absolute byte offsets).
@@ -113,8 +113,9 @@ impl Scanner {
 
     /// With a [`single`](Scanner::single) candidate, steps it over all of `bytes` (the text at
     /// this scanner's position, none of which can start a candidate) if every step leads to
-    /// an ordinary state that can still extend (so nothing would be decided, at any byte or
-    /// at the end of the buffer). Returns whether it did; otherwise nothing changed.
+    /// an ordinary state and the last one stays [undecided at the end of the
+    /// buffer](Pattern::undecided_at_end) (so nothing would be decided, at any byte or at the
+    /// end of the buffer). Returns whether it did; otherwise nothing changed.
     pub(crate) fn glide_all(&mut self, pat: &Pattern, bytes: &[u8]) -> bool {
         let Some(c) = self.cands.first_mut() else {
             return false;
@@ -126,8 +127,7 @@ impl Scanner {
                 return false;
             }
         }
-        let info = pat.end_info(sid);
-        if !info.extendable {
+        if !pat.undecided_at_end(sid) {
             return false;
         }
         c.sid = sid;

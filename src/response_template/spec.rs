@@ -44,6 +44,8 @@ pub(crate) struct Field {
     pub(crate) content: Content,
     pub(crate) transform: Option<Transform>,
     pub(crate) transform_each: bool,
+    /// The field's value in `defaults`, when it has one (what `repeats`/`join` extend).
+    pub(crate) default: Option<Value>,
 }
 
 /// A delimiter watched by the scanner.
@@ -222,7 +224,7 @@ impl ResponseTemplate {
         };
         let mut fields = Vec::with_capacity(field_specs.len());
         for (name, spec) in field_specs {
-            fields.push(load_field(name, spec).map_err(|e| {
+            let mut field = load_field(name, spec).map_err(|e| {
                 let path: Vec<String> = ["fields", name.as_str()]
                     .into_iter()
                     .map(str::to_owned)
@@ -231,7 +233,9 @@ impl ResponseTemplate {
                 Error::load(e.message().to_owned())
                     .with_field(name)
                     .with_path(&path)
-            })?);
+            })?;
+            field.default = defaults.get(name).cloned();
+            fields.push(field);
         }
         let implicit_names: Vec<&str> = fields
             .iter()
@@ -616,6 +620,7 @@ fn load_field(name: &str, spec: &Value) -> Result<Field> {
         content,
         transform,
         transform_each,
+        default: None,
     })
 }
 

@@ -1029,7 +1029,7 @@ impl<'t> ResponseParser<'t> {
             return Ok(());
         };
         let name = field.name.as_str();
-        let default = self.tpl.defaults.get(name).filter(|_| !present);
+        let default = field.default.as_ref().filter(|_| !present);
         if field.join.is_some() {
             if !value.is_string() {
                 return Err(join_error(name, value));
