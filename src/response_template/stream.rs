@@ -1295,3 +1295,7 @@ pub fn parse_response(
 #[cfg(test)]
 #[path = "stream_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "semantics_tests.rs"]
+mod semantics_tests;
