@@ -7,8 +7,9 @@ Install (no torch needed; a fresh machine with Python 3.9+):
     pip install transformers==5.23.0
 
 Input (stdin): one case per line, `{"id", "template", "prefix", "text", "chunk_sizes"[, "tools"]}`
-(`chatparse response-cases` writes them). Output (stdout): the same cases in the format of
-`../shared/cases/hf-response-templates.jsonl` (`kind: "parse"`), which `chatparse conform` runs:
+or `{"id", "template", "prefix", "ops"[, "tools"]}` (`chatparse response-cases` writes them).
+Output (stdout): the same cases in the format of `../shared/cases/hf-response-templates.jsonl`,
+which `chatparse conform` runs. A `parse` case gets:
 
 - `expected` (the message) or `expected_error` `{type, message, phase}` (phase: load, init,
   feed, finalize) from loading the template, creating a parser with the prefix, one `feed` of
@@ -16,6 +17,10 @@ Input (stdin): one case per line, `{"id", "template", "prefix", "text", "chunk_s
 - `events` `{initial, feed, final}` of that run;
 - `streams`: per chunk size (in characters), the events of each feed, the final events and
   the output, or the `expected_error` of the stream.
+
+An `ops` case (`[["feed", text], ["finalize"], ...]`) gets `initial_events` and one result per
+call (`{events}`, `{output, events}` or `{error}`), or `expected_error` when loading or creating
+the parser fails.
 
 Where chatparse deviates from transformers on purpose (the README's table of deliberate
 deviations), the case also gets `deviation` `{rows, expected | expected_error, events,
@@ -119,6 +124,71 @@ def run(template, prefix, pieces, tools, check=None):
     record["final"] = events_json(final)
     record["output"] = plain(copy.deepcopy(output))
     return record
+
+
+def run_ops(template, prefix, ops, tools, check=None, finished_after_error=False):
+    """Runs the calls of an `ops` case. Returns `{initial_events, results}` (one result per
+    call: `{events}`, `{output, events}` or `{error}`), or `{expected_error}` when loading or
+    creating the parser fails. With `finished_after_error` (row "after-error"), every call
+    after one that raised raises too."""
+    try:
+        if check is not None:
+            check(template)
+        spec = RT.load_response_template(copy.deepcopy(template))
+    except Exception as e:  # noqa: BLE001
+        return {"expected_error": error_json(e, "load")}
+    try:
+        parser = RP.ResponseParser(spec, prefix=prefix, tools=copy.deepcopy(tools))
+    except Exception as e:  # noqa: BLE001
+        return {"expected_error": error_json(e, "init")}
+    record = {"initial_events": events_json(parser.initial_events), "results": []}
+    failed = False
+    for op in ops:
+        name = op[0]
+        if failed and finished_after_error:
+            record["results"].append(
+                {"error": {"type": "RuntimeError", "message": "the parser raised before", "phase": name}}
+            )
+            continue
+        try:
+            if name == "feed":
+                record["results"].append({"events": events_json(parser.feed(op[1]))})
+            else:
+                output, events = parser.finalize()
+                record["results"].append({"output": plain(copy.deepcopy(output)), "events": events_json(events)})
+        except Exception as e:  # noqa: BLE001
+            record["results"].append({"error": error_json(e, name)})
+            failed = True
+    return record
+
+
+def ops_text(ops):
+    """The text an `ops` case feeds before its first `finalize`."""
+    text = []
+    for op in ops:
+        if op[0] == "finalize":
+            break
+        text.append(op[1])
+    return "".join(text)
+
+
+def ops_agree(record, whole):
+    """Whether an `ops` recording gives the one-shot run's result (merged events up to the
+    first finalize, and its output or error phase)."""
+    events = list(record["initial_events"])
+    for result in record["results"]:
+        if "error" in result:
+            return "error" in whole and whole["error"]["phase"] == result["error"]["phase"]
+        events.extend(result["events"])
+        if "output" in result:
+            return "error" not in whole and merged(events) == all_events(whole) and result["output"] == whole["output"]
+    return True
+
+
+def record_ops(case, check=None, finished_after_error=False):
+    return run_ops(
+        case["template"], case.get("prefix"), case["ops"], case.get("tools"), check, finished_after_error
+    )
 
 
 def chunks(text, size):
@@ -599,6 +669,20 @@ def record_patched(case, enabled):
     the rows that triggered."""
     dev = Deviations(enabled)
     patched_case = dict(case, template=dev.template(case["template"]))
+    if "ops" in case:
+        with dev.patched():
+            patched = record_ops(patched_case, dev.check, "after-error" in enabled)
+            raw = record_ops(patched_case, dev.check) if "after-error" in enabled else patched
+            whole = run(patched_case["template"], case.get("prefix"), [ops_text(case["ops"])], case.get("tools"), dev.check)
+        if "after-error" in enabled and without_messages(raw) != without_messages(patched):
+            dev.triggered.add("after-error")
+        # Row "chunk-dependent": the calls' result differs from feeding their text at once;
+        # chatparse gives the one-shot result (checked as a `parse` case of that text).
+        if "chunk-dependent" in enabled and "results" in patched and not ops_agree(patched, whole):
+            dev.triggered.add("chunk-dependent")
+            one_shot, _ = record_case(dict(patched_case, text=ops_text(case["ops"]), chunk_sizes=[]), dev.check)
+            patched = dict(kind="parse", text=ops_text(case["ops"]), **one_shot)
+        return patched, dev.triggered
     with dev.patched():
         patched, whole = record_case(patched_case, dev.check)
     # Row "chunk-dependent": the reference's result depends on how the text is chunked
@@ -625,8 +709,8 @@ def without_messages(record):
 
 
 def record_with_deviations(case):
-    raw, _ = record_case(case)
-    every = set(ROWS) | {"chunk-dependent"}
+    raw = record_ops(case) if "ops" in case else record_case(case)[0]
+    every = set(ROWS) | {"chunk-dependent", "after-error"}
     patched, triggered = record_patched(case, every)
     if without_messages(patched) != without_messages(raw):
         # The rows that make a difference: leaving one out changes the recording.
@@ -656,12 +740,15 @@ def main():
         recorded = record_with_deviations(case)
         result = {
             "id": case["id"],
-            "kind": "parse",
+            "kind": "ops" if "ops" in case else "parse",
             "source": case.get("source", "generated") + f"; recorded with transformers {TRANSFORMERS.__version__}",
             "template": case["template"],
             "prefix": case.get("prefix"),
-            "text": case.get("text", ""),
         }
+        if "ops" in case:
+            result["ops"] = case["ops"]
+        else:
+            result["text"] = case.get("text", "")
         if case.get("tools") is not None:
             result["tools"] = case["tools"]
         result.update(recorded)

@@ -887,7 +887,8 @@ fn sample(rng: &mut Rng, d: &Delim) -> String {
     rng.pick(&d.samples).clone()
 }
 
-/// Draws one case: `{id, source, template, prefix, text, chunk_sizes[, tools]}`.
+/// Draws one case: `{id, source, template, prefix, text, chunk_sizes[, tools]}`, or (one in
+/// five) `{id, source, template, prefix, ops[, tools]}` with the calls of an `ops` vector.
 pub fn generate_case(seed: u64, index: u64) -> Value {
     let mut rng = Rng::new(seed, index);
     let mut group_names = Vec::new();
@@ -1072,6 +1073,17 @@ pub fn generate_case(seed: u64, index: u64) -> Value {
             }
         }
     }
+    if rng.chance(20) {
+        // An `ops` case: the text in a few feeds of random sizes, `finalize`, and sometimes
+        // more calls after it.
+        let text = case["text"].as_str().unwrap_or_default().to_owned();
+        case["ops"] = Value::Array(ops(&mut rng, &text));
+        if let Some(case) = case.as_object_mut() {
+            case.remove("text");
+            case.remove("chunk_sizes");
+        }
+        return case;
+    }
     if rng.chance(1) {
         // A long text (past the parser's compaction threshold).
         let text = case["text"].as_str().unwrap_or_default().to_owned();
@@ -1081,6 +1093,32 @@ pub fn generate_case(seed: u64, index: u64) -> Value {
         }
     }
     case
+}
+
+/// The calls of an `ops` case feeding `text`: `["feed", piece]`s cut at random character
+/// boundaries (now and then an empty one), `["finalize"]`, and sometimes a feed and a
+/// finalize more.
+fn ops(rng: &mut Rng, text: &str) -> Vec<Value> {
+    let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).skip(1).collect();
+    let mut cuts: Vec<usize> = (0..rng.below(5))
+        .filter_map(|_| bounds.get(rng.below(bounds.len().max(1))).copied())
+        .collect();
+    cuts.extend([0, text.len()]);
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out: Vec<Value> = cuts
+        .windows(2)
+        .map(|w| json!(["feed", text.get(w[0]..w[1]).unwrap_or_default()]))
+        .collect();
+    if out.is_empty() || rng.chance(5) {
+        out.push(json!(["feed", ""]));
+    }
+    out.push(json!(["finalize"]));
+    if rng.chance(10) {
+        out.push(json!(["feed", "x"]));
+        out.push(json!(["finalize"]));
+    }
+    out
 }
 
 /// `count` cases of `seed`, indices `0..count`.

@@ -341,9 +341,12 @@ fn run_ops(case: &Value) -> Result<(), String> {
 }
 
 /// The case as transformers behaves once chatparse's deliberate deviations (the README's table)
-/// are applied to it: its `deviation` record (`{rows, expected | expected_error, events,
-/// streams}`, written by `scripts/hf_response_oracle.py` when a deviation changes the case) in
-/// place of the recorded expectations. `None` when the case has no such record.
+/// are applied to it: its `deviation` record (`{rows, ...}` with the expectations of a
+/// `parse` case — `expected` or `expected_error`, `events`, `streams` — or of an `ops` case —
+/// `initial_events`, `results` —, and a `kind` and `text` when the deviation turns an `ops`
+/// case into the `parse` case of its text; written by `scripts/hf_response_oracle.py` when a
+/// deviation changes the case) in place of the recorded expectations. `None` when the case has
+/// no such record.
 pub fn with_deviation(case: &Value) -> Option<Value> {
     let deviation = case.get("deviation")?.as_object()?;
     let mut out = case.as_object()?.clone();
@@ -352,6 +355,8 @@ pub fn with_deviation(case: &Value) -> Option<Value> {
         "expected_error",
         "events",
         "streams",
+        "initial_events",
+        "results",
         "deviation",
     ] {
         out.remove(key);

@@ -127,6 +127,8 @@
 //! - Non-finite numbers (`nan`, `inf`, `1e400`, JSON `NaN`) are errors: JSON cannot carry them.
 //! - Where the implicit field's close matches the empty string while its region is empty,
 //!   parsing goes on (the reference stops there for good and loses the rest of the text).
+//! - After a `feed` or `finalize` raised, the parser is finished (the reference goes on from
+//!   the half-updated state: the region whose value failed stays open and takes what follows).
 //! - Results never depend on the chunking; the reference's partial matching prefers a complete
 //!   match anywhere to an earlier partial one and commits greedy or optional regex matches
 //!   before more text could extend them, so its streamed results can differ from its

@@ -170,3 +170,22 @@ fn empty_matches() {
     }}));
     assert_eq!(parse(&tpl, "ab<e>cd").ok(), Some(json!({"c": "d"})));
 }
+
+#[test]
+fn text_a_dead_attempt_held_is_handed_out_with_the_feed_that_ends_it() {
+    // `[` may start the close; the next feed shows it does not, and ends with another `[`.
+    let tpl = template(json!({"start_anchor": "A", "fields": {
+        "meta": {"open": "[ANSWER]", "close": "[/ANSWER]"}
+    }}));
+    let mut parser = ResponseParser::new(&tpl, Some(""), None).unwrap_or_else(|e| panic!("{e}"));
+    let json = |events: Vec<Event>| events.iter().map(Event::to_json).collect::<Vec<_>>();
+    let fed = parser.feed("[ANSWER][").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(json(fed), [json!({"type": "region_open", "field": "meta"})]);
+    let fed = parser
+        .feed("ab\n[ANSWER][")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        json(fed),
+        [json!({"type": "region_chunk", "field": "meta", "text": "[ab\n[ANSWER]", "dirty": false})]
+    );
+}

@@ -530,11 +530,17 @@ impl<'t> ResponseParser<'t> {
             }
         } else if let Some(glide) = self.glide.filter(|_| starts & starts.wrapping_sub(1) == 0) {
             let i = starts.trailing_zeros() as usize;
-            if bytes.len() - i < ws.shared().len() && self.scanners.len() > glide.scanner {
+            let glided = bytes.len() - i < ws.shared().len()
+                && self.scanners.get_mut(glide.scanner).is_some_and(|sc| {
+                    sc.pos() == end && sc.glide_all(glide.pat, bytes.get(..i).unwrap_or_default())
+                });
+            if glided {
                 // One start, a piece of the shared literal that ends the feed, while one
-                // attempt glides: hold the feed (the idle scanners have nothing to start
-                // before the piece; the gliding candidate steps over it all once the hold
-                // ends).
+                // attempt glides on over the text before it (so all of it stays held back):
+                // hold the feed (the idle scanners have nothing to start before the piece;
+                // the gliding candidate steps over the piece once the hold ends). Where the
+                // attempt would end or be decided before the piece, the text it held may be
+                // due: the light or general path takes the feed.
                 append(&mut self.buf, chunk);
                 self.skipped_to = end + i;
                 self.glide_held = Some(end + i);
