@@ -14,12 +14,28 @@ fn cases_have_the_driver_fields() {
             .as_str()
             .is_some_and(|id| id.starts_with("gen/1/")));
         assert!(case["template"].is_object());
-        assert!(case["text"].is_string());
         assert!(case["prefix"].is_string() || case["prefix"].is_null());
-        assert!(case["chunk_sizes"]
-            .as_array()
-            .is_some_and(|s| !s.is_empty()));
+        match case.get("ops") {
+            Some(ops) => {
+                let ops = ops.as_array().unwrap_or_else(|| panic!("{case}"));
+                assert!(ops.iter().any(|op| op[0] == "finalize"), "{case}");
+            }
+            None => {
+                assert!(case["text"].is_string());
+                assert!(case["chunk_sizes"]
+                    .as_array()
+                    .is_some_and(|s| !s.is_empty()));
+            }
+        }
     }
+}
+
+#[test]
+fn some_cases_are_ops() {
+    let ops = generate_cases(3, 200)
+        .filter(|c| c.get("ops").is_some())
+        .count();
+    assert!((10..100).contains(&ops), "{ops} ops cases of 200");
 }
 
 #[test]
