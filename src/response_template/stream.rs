@@ -75,9 +75,9 @@ pub struct ResponseParser<'t> {
     held: Option<usize>,
     /// Set while one match attempt glides (see [`glide`](ResponseParser::glide)) and the
     /// buffer ends with a proper piece of the watch set's shared literal starting at this
-    /// absolute position: the idle scanners have (lazily) scanned up to it, and each feed is
-    /// compared with the literal and stepped by the gliding candidate alone (see
-    /// [`ResponseParser::feed_glide_held`]).
+    /// absolute position: the idle scanners have (lazily) scanned up to it, the gliding
+    /// candidate has stepped up to it, and each feed is compared with the literal and stepped
+    /// by the gliding candidate alone (see [`ResponseParser::feed_glide_held`]).
     glide_held: Option<usize>,
     /// The event buffer [`feed_with`](ResponseParser::feed_with) reuses for feeds that do not
     /// take the fast path.
