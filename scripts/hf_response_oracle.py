@@ -424,6 +424,13 @@ class Deviations:
     def __init__(self, enabled=ROWS):
         self.enabled = set(enabled)
         self.triggered = set()
+        # Row "chunk-dependent": while `observing`, each match the reference decides before
+        # the end of the stream is checked against the text with each literal piece of the
+        # template's delimiters completed after it (`literal_runs`); `premature` is set when
+        # that would change the match (see `observe`).
+        self.observing = False
+        self.premature = False
+        self.pieces = ()
 
     def check(self, template):
         """Row "strict-load": chatparse's extra load checks."""
@@ -435,8 +442,23 @@ class Deviations:
             self.triggered.add("strict-load")
             raise
 
+    def observe(self, parser, best):
+        """Whether the match `best` the reference decided could change with more text: a
+        delimiter piece cut off at the end of the buffer, completed, moves the match."""
+        kind, field, m = best
+        pattern = field.open_re if kind == "open" else field.close_re
+        buffer = parser._buffer
+        for piece in self.pieces:
+            for j in range(1, len(piece)):
+                if buffer.endswith(piece[:j]):
+                    other = pattern.search(buffer + piece[j:], parser._pos)
+                    if other is None or other.span() != m.span():
+                        return True
+        return False
+
     def template(self, template):
         """The template as chatparse reads it (rows "close-eos" and "dollar")."""
+        self.pieces = tuple(literal_runs(template))
         if not isinstance(template, dict):
             return template
         template = copy.deepcopy(template)
@@ -612,6 +634,15 @@ class Deviations:
                 self._chatparse_empty_at = m.end() if empty else None
             return best, hold
 
+        def observed(scan):
+            def observe_scan(self, watch, eos):
+                best, hold = scan(self, watch, eos)
+                if deviations.observing and best is not None and not eos and deviations.observe(self, best):
+                    deviations.premature = True
+                return best, hold
+
+            return observe_scan
+
         if "implicit-empty" in self.enabled:
             RP.ResponseParser._close_current = close_current
         if "close-groups" in self.enabled:
@@ -622,6 +653,8 @@ class Deviations:
             RP.ResponseParser._close_current = with_close_groups(RP.ResponseParser._close_current)
         if "json-strings" in self.enabled:
             CP.CONTENT_PARSERS["json"] = chatparse_json
+        if "chunk-dependent" in self.enabled:
+            RP.ResponseParser._scan = observed(RP.ResponseParser._scan)
         if "non-finite" in self.enabled:
             CP.CONTENT_PARSERS["float"] = finite_float
             CP.json = FiniteJson
@@ -664,6 +697,119 @@ def one_shot_stream(size, whole):
     }
 
 
+def literal_runs(template):
+    """The literal pieces of a template's delimiters: the strings of `open`/`close` and the
+    runs of literal characters of the patterns (probes that may complete a delimiter cut off
+    at the end of a text)."""
+    runs = set()
+    fields = template.get("fields") if isinstance(template, dict) else None
+    for spec in fields.values() if isinstance(fields, dict) else []:
+        if not isinstance(spec, dict):
+            continue
+        for key in ("open", "close"):
+            value = spec.get(key)
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and item:
+                    runs.add(item)
+        for key in ("open_pattern", "close_pattern"):
+            pattern = spec.get(key)
+            if not isinstance(pattern, str):
+                continue
+            run, i = [], 0
+            while i < len(pattern):
+                c = pattern[i]
+                if c == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+                    run.append(pattern[i + 1])
+                    i += 2
+                    continue
+                if c == "\\" or c in "()[]{}|?*+.^$":
+                    if run:
+                        runs.add("".join(run))
+                    run = []
+                    if pattern.startswith("(?P<", i):
+                        i = pattern.find(">", i) + 1 or len(pattern)
+                    elif pattern.startswith("(?:", i):
+                        i += 3
+                    else:
+                        i += 2 if c == "\\" else 1
+                    continue
+                run.append(c)
+                i += 1
+            if run:
+                runs.add("".join(run))
+    return runs
+
+
+def outcome(record):
+    """A recording's merged events and output (or error phase)."""
+    if "error" in record:
+        return ("error", record["error"]["phase"])
+    return (all_events(record), record["output"])
+
+
+def premature(case, dev):
+    """Whether, feeding the prefix and then the text at once, the reference decides a
+    delimiter match that more text could change (see `Deviations.observe`)."""
+    dev.observing = True
+    dev.premature = False
+    try:
+        run(case["template"], case.get("prefix"), [case.get("text", "")], case.get("tools"), dev.check)
+    finally:
+        dev.observing = False
+    return dev.premature
+
+
+def prefix_cut(case, check):
+    """The prefix after its last anchor (as the reference cuts it), or `None`."""
+    try:
+        if check is not None:
+            check(case["template"])
+        spec = RT.load_response_template(copy.deepcopy(case["template"]))
+    except Exception:  # noqa: BLE001
+        return None
+    prefix = case.get("prefix")
+    return spec.truncate_past_last_anchor(prefix) if prefix else None
+
+
+def chunk_dependent_parse(case, patched, whole, dev):
+    """Row "chunk-dependent" for a `parse` recording. chatparse gives one result whatever the
+    chunking; where the reference's depends on it, the recording is made comparable:
+
+    - a stream whose result differs from the one-shot run gets the one-shot result;
+    - where the prefix's end is such a boundary (the prefix and the text differ from the
+      prefix's text and the text fed at once), the result of feeding them at once stands, and
+      the split of events between the prefix, the feed and `finalize` is not compared;
+    - where something decided at the end of the text could change with more text, the split
+      of events between the feed and `finalize` is not compared.
+    """
+    cut = prefix_cut(case, dev.check)
+    if cut and "error" not in whole:
+        joined = dict(case, prefix="", text=cut + case.get("text", ""))
+        at_once = run(joined["template"], "", [joined["text"]], case.get("tools"), dev.check)
+        if outcome(at_once) != outcome(whole):
+            dev.triggered.add("chunk-dependent")
+            whole = at_once
+            patched.pop("events", None)
+            patched.pop("expected_error", None)
+            if "error" in whole:
+                patched.pop("expected", None)
+                patched["expected_error"] = whole["error"]
+            else:
+                patched["expected"] = whole["output"]
+    if "events" in patched and premature(case, dev):
+        dev.triggered.add("chunk-dependent")
+        patched.pop("events")
+    streams = []
+    for stream in patched["streams"]:
+        if stream_agrees(stream, whole):
+            streams.append(stream)
+        else:
+            dev.triggered.add("chunk-dependent")
+            streams.append(one_shot_stream(stream["chunk_size"], whole))
+    patched["streams"] = streams
+    return patched
+
+
 def record_patched(case, enabled):
     """The case recorded under the reference with the `enabled` deviation rows applied, and
     the rows that triggered."""
@@ -671,31 +817,30 @@ def record_patched(case, enabled):
     patched_case = dict(case, template=dev.template(case["template"]))
     if "ops" in case:
         with dev.patched():
+            dev.observing = "chunk-dependent" in enabled
             patched = record_ops(patched_case, dev.check, "after-error" in enabled)
+            dev.observing = False
             raw = record_ops(patched_case, dev.check) if "after-error" in enabled else patched
-            whole = run(patched_case["template"], case.get("prefix"), [ops_text(case["ops"])], case.get("tools"), dev.check)
-        if "after-error" in enabled and without_messages(raw) != without_messages(patched):
-            dev.triggered.add("after-error")
-        # Row "chunk-dependent": the calls' result differs from feeding their text at once;
-        # chatparse gives the one-shot result (checked as a `parse` case of that text).
-        if "chunk-dependent" in enabled and "results" in patched and not ops_agree(patched, whole):
-            dev.triggered.add("chunk-dependent")
-            one_shot, _ = record_case(dict(patched_case, text=ops_text(case["ops"]), chunk_sizes=[]), dev.check)
-            patched = dict(kind="parse", text=ops_text(case["ops"]), **one_shot)
+            if "after-error" in enabled and without_messages(raw) != without_messages(patched):
+                dev.triggered.add("after-error")
+            text = ops_text(case["ops"])
+            whole = run(patched_case["template"], case.get("prefix"), [text], case.get("tools"), dev.check)
+            # Row "chunk-dependent": the calls' result differs from feeding their text at
+            # once, or depends on where a feed ends; chatparse gives the one-shot result
+            # (checked as the `parse` case of that text).
+            dependent = "chunk-dependent" in enabled and "results" in patched
+            dependent = dependent and (not ops_agree(patched, whole) or dev.premature)
+            if dependent:
+                dev.triggered.add("chunk-dependent")
+                text_case = dict(patched_case, text=text, chunk_sizes=[])
+                one_shot, whole = record_case(text_case, dev.check)
+                one_shot = chunk_dependent_parse(text_case, one_shot, whole, dev)
+                patched = dict(kind="parse", text=text, **one_shot)
         return patched, dev.triggered
     with dev.patched():
         patched, whole = record_case(patched_case, dev.check)
-    # Row "chunk-dependent": the reference's result depends on how the text is chunked
-    # (see `stream_agrees`); chatparse gives the one-shot result in every chunking.
-    if "chunk-dependent" in enabled:
-        streams = []
-        for stream in patched["streams"]:
-            if stream_agrees(stream, whole):
-                streams.append(stream)
-            else:
-                dev.triggered.add("chunk-dependent")
-                streams.append(one_shot_stream(stream["chunk_size"], whole))
-        patched["streams"] = streams
+        if "chunk-dependent" in enabled:
+            patched = chunk_dependent_parse(patched_case, patched, whole, dev)
     return patched, dev.triggered
 
 

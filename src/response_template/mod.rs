@@ -74,9 +74,9 @@
 //! a light path that steps each concerned scanner's candidates in place and hands out the text no
 //! longer held back, without the general path's setup (which only feeds deciding a match take:
 //! about one per delimiter). While one attempt glides, a feed ending with a piece of the shared
-//! literal is held the same way once the gliding attempt has stepped over the text before the
-//! piece (so that text stays held back behind a live attempt), without stepping anything more
-//! until the piece departs from the literal or completes. [`feed_with`](ResponseParser::feed_with) hands events over with their
+//! literal is held the same way once the gliding attempt has stepped over the feed and is still
+//! undecided (so the feed stays held back behind a live attempt), without stepping anything
+//! more until the piece departs from the literal or completes. [`feed_with`](ResponseParser::feed_with) hands events over with their
 //! text borrowed: a plain 4-byte feed costs about 55 instructions with the caller's handling of
 //! its event, and streaming in 4-byte feeds costs 1.5–1.8× one-shot in instructions on the
 //! bench inputs (1.8–2.1× through [`feed_into`](ResponseParser::feed_into), whose events are

@@ -131,6 +131,9 @@ pub(crate) struct EndInfo {
     pub(crate) ends_here: bool,
     /// Some continuation could still produce a match ending later.
     pub(crate) extendable: bool,
+    /// A match may end here: the end of input or some next byte confirms it (`x$` after `x`,
+    /// `x\b` after `x`), though others may not.
+    pub(crate) may_end_here: bool,
 }
 
 /// Size limit for each DFA (bytes).
@@ -271,16 +274,19 @@ impl Pattern {
             .unwrap_or(EndInfo {
                 ends_here: false,
                 extendable: true,
+                may_end_here: true,
             })
     }
 
     /// Whether an attempt in state `sid` at the end of the buffer stays undecided there (what
     /// [`Scanner::settle`](super::scan::Scanner::settle) leaves live): it can still extend,
-    /// or it holds a match ending there that waits for more text (see
-    /// [`edge_final`](Pattern::edge_final)).
+    /// or a match ending there depends on what follows, or it holds a match ending there that
+    /// waits for more text (see [`edge_final`](Pattern::edge_final)).
     pub(crate) fn undecided_at_end(&self, sid: StateID) -> bool {
         let info = self.end_info(sid);
-        info.extendable || (info.ends_here && !self.edge_final)
+        info.extendable
+            || (info.may_end_here && !info.ends_here)
+            || (info.ends_here && !self.edge_final)
     }
 
     /// Named groups of the pattern.
@@ -559,11 +565,14 @@ fn end_info(dfa: &dense::DFA<Vec<u32>>, starts: &[StateID]) -> IdMap<EndInfo> {
                 .copied()
                 .unwrap_or(false)
         });
+        let may_end_here = dfa.is_match_state(dfa.next_eoi_state(*sid))
+            || next.iter().any(|n| dfa.is_match_state(*n));
         out.insert(
             *sid,
             EndInfo {
                 ends_here,
                 extendable,
+                may_end_here,
             },
         );
     }

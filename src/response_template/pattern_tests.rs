@@ -30,11 +30,25 @@ fn end_info_of_literal() {
         p.end_info(s),
         EndInfo {
             ends_here: true,
-            extendable: false
+            extendable: false,
+            may_end_here: true
         }
     );
     let s = p.next(p.start(None), b'a');
     assert!(p.end_info(s).extendable);
+}
+
+#[test]
+fn end_info_of_a_match_only_the_end_confirms() {
+    // `x$` after `x\n`: only the end of input confirms the match; more text kills it.
+    let p = Pattern::python(r"x$").unwrap_or_else(|e| panic!("{e}"));
+    let s = p.next(p.next(p.start(None), b'x'), b'\n');
+    let info = p.end_info(s);
+    assert!(
+        !info.ends_here && !info.extendable && info.may_end_here,
+        "{info:?}"
+    );
+    assert!(p.undecided_at_end(s));
 }
 
 #[test]

@@ -364,8 +364,9 @@ impl Scanner {
 
     /// At the end of the buffer (more text may follow): candidates whose state can neither
     /// extend their match nor produce a later one are decided now, except a match ending
-    /// right there of a pattern whose matches are not [final at the end of the
-    /// buffer](Pattern::edge_final). Returns whether a match became decided.
+    /// right there that what follows may still confirm or refute (`x$`), or of a pattern whose
+    /// matches are not [final at the end of the buffer](Pattern::edge_final). Returns whether a
+    /// match became decided.
     pub(crate) fn settle(&mut self, pat: &Pattern, end: usize, no_empty: Option<usize>) -> bool {
         if self.best.is_some() {
             return false;
@@ -374,19 +375,22 @@ impl Scanner {
         let edge_final = pat.edge_final();
         for c in self.cands.iter_mut().filter(|c| !c.done) {
             let info = pat.end_info(c.sid);
-            if !info.extendable {
-                if info.ends_here && !(end == c.start && no_empty == Some(end)) {
-                    if !edge_final {
-                        // A match ending at the end of the buffer waits for the next byte
-                        // (which decides it) or the end of the stream (see
-                        // `Pattern::edge_final`).
-                        continue;
-                    }
-                    c.match_end = Some(end);
-                }
-                c.done = true;
-                changed = true;
+            let excluded = end == c.start && no_empty == Some(end);
+            let ends_here = info.ends_here && !excluded;
+            // Undecided: the attempt can still extend; or a match ending here depends on what
+            // follows (`x$` waits for the end of the stream); or it ends here but waits for
+            // the next byte or the end of the stream anyway (see `Pattern::edge_final`).
+            let waits = info.extendable
+                || (!ends_here && info.may_end_here && !excluded)
+                || (ends_here && !edge_final);
+            if waits {
+                continue;
             }
+            if ends_here {
+                c.match_end = Some(end);
+            }
+            c.done = true;
+            changed = true;
         }
         changed && self.resolve()
     }

@@ -189,3 +189,41 @@ fn text_a_dead_attempt_held_is_handed_out_with_the_feed_that_ends_it() {
         [json!({"type": "region_chunk", "field": "meta", "text": "[ab\n[ANSWER]", "dirty": false})]
     );
 }
+
+#[test]
+fn dollar_takes_a_final_newline() {
+    // Deliberate deviation: `$` takes the final newline (no stray "\n" region follows); a
+    // match only the end of the stream can confirm waits for it.
+    let tpl = template(json!({"start_anchor": "A", "fields": {
+        "t": {"open": "<t>", "close_pattern": "</t>$"},
+        "c": {}
+    }}));
+    assert_eq!(parse(&tpl, "<t>x</t>\n").ok(), Some(json!({"t": "x"})));
+    assert_eq!(
+        parse(&tpl, "<t>x</t>\ny").ok(),
+        Some(json!({"t": "x</t>\ny"}))
+    );
+    let (_, fed, last) = phases(&tpl, "", "<t>x</t>\n");
+    assert!(fed.iter().all(|e| e["type"] != "region_close"), "{fed:?}");
+    assert_eq!(
+        last,
+        [json!({"type": "region_close", "field": "t", "value": "x"})]
+    );
+}
+
+#[test]
+fn a_held_literal_is_decided_by_the_next_feed() {
+    // `</n>` could still become `</n>\n`: held at the end of a feed, decided by the next.
+    let tpl = template(json!({"start_anchor": "A", "fields": {
+        "n": {"open": "<n>", "close": ["</n>", "</n>\n"]}
+    }}));
+    let mut parser = ResponseParser::new(&tpl, Some(""), None).unwrap_or_else(|e| panic!("{e}"));
+    let json = |events: Vec<Event>| events.iter().map(Event::to_json).collect::<Vec<_>>();
+    let fed = json(parser.feed("<n>{}</n>").unwrap_or_else(|e| panic!("{e}")));
+    assert!(fed.iter().all(|e| e["type"] != "region_close"), "{fed:?}");
+    let fed = json(parser.feed("<").unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(
+        fed,
+        [json!({"type": "region_close", "field": "n", "value": "{}"})]
+    );
+}

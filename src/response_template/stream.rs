@@ -76,8 +76,9 @@ pub struct ResponseParser<'t> {
     /// Set while one match attempt glides (see [`glide`](ResponseParser::glide)) and the
     /// buffer ends with a proper piece of the watch set's shared literal starting at this
     /// absolute position: the idle scanners have (lazily) scanned up to it, the gliding
-    /// candidate has stepped up to it, and each feed is compared with the literal and stepped
-    /// by the gliding candidate alone (see [`ResponseParser::feed_glide_held`]).
+    /// candidate has stepped over the feed that began the hold, and each feed is compared with
+    /// the literal and stepped by the gliding candidate alone (see
+    /// [`ResponseParser::feed_glide_held`]).
     glide_held: Option<usize>,
     /// The event buffer [`feed_with`](ResponseParser::feed_with) reuses for feeds that do not
     /// take the fast path.
@@ -418,10 +419,10 @@ impl<'t> ResponseParser<'t> {
 
     /// A feed while [`glide_held`](ResponseParser::glide_held). If the feed continues the
     /// held piece and the literal is still not complete, it is only appended (no scanner
-    /// moves: the gliding candidate still stands where the hold began). If it departs from
-    /// the literal, nothing can start at the held position; unless the text after it can
-    /// start a delimiter, the idle scanners skip it all and the gliding candidate steps over
-    /// the held text. Otherwise (the literal is complete, another start follows, or the
+    /// moves: the gliding candidate still stands at the end of the feed that began the hold).
+    /// If it departs from the literal, nothing can start at the held position; unless the
+    /// text after it can start a delimiter, the idle scanners skip it all and the gliding
+    /// candidate steps over the text it has not read. Otherwise (the literal is complete, another start follows, or the
     /// candidate cannot glide over the text) the general path scans: the gliding scanner from
     /// where it stands, the idle ones from the held position. Each held byte is stepped once.
     fn feed_glide_held(
@@ -531,16 +532,17 @@ impl<'t> ResponseParser<'t> {
         } else if let Some(glide) = self.glide.filter(|_| starts & starts.wrapping_sub(1) == 0) {
             let i = starts.trailing_zeros() as usize;
             let glided = bytes.len() - i < ws.shared().len()
-                && self.scanners.get_mut(glide.scanner).is_some_and(|sc| {
-                    sc.pos() == end && sc.glide_all(glide.pat, bytes.get(..i).unwrap_or_default())
-                });
+                && self
+                    .scanners
+                    .get_mut(glide.scanner)
+                    .is_some_and(|sc| sc.pos() == end && sc.glide_all(glide.pat, bytes));
             if glided {
                 // One start, a piece of the shared literal that ends the feed, while one
-                // attempt glides on over the text before it (so all of it stays held back):
-                // hold the feed (the idle scanners have nothing to start before the piece;
-                // the gliding candidate steps over the piece once the hold ends). Where the
-                // attempt would end or be decided before the piece, the text it held may be
-                // due: the light or general path takes the feed.
+                // attempt glides on over the whole feed, still undecided (so all its text
+                // stays held back): hold the feed (the idle scanners have nothing to start
+                // before the piece; the gliding candidate goes on from the end of the feed once
+                // the hold ends). Where the attempt would end or be decided within the feed,
+                // text may be due: the light or general path takes the feed.
                 append(&mut self.buf, chunk);
                 self.skipped_to = end + i;
                 self.glide_held = Some(end + i);
