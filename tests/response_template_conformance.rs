@@ -14,9 +14,10 @@
 //!
 //! The oracle cases are the differences the oracle found over 5,000 cases of
 //! `chatparse response-cases --seed 1` before the fixes (at commit e25b95d; the shortest ten of
-//! each kind of difference, `found/seed1/...`; and the `ops` cases it found once the generator
-//! drew them, `found/seed1-ops/...`), and examples of each deliberate deviation found by the
-//! same seed afterwards (`deviation/<rows>/...`), recorded with
+//! each kind of difference, `found/seed1/...`; the `ops` cases it found once the generator
+//! drew them, `found/seed1-ops/...`; and what later seeds found, `found/seed3/...`,
+//! `found/seed7-ops/...`), and examples of each deliberate deviation found afterwards
+//! (`deviation/<rows>/...`), recorded with
 //! `scripts/hf_response_oracle.py`. Each case's `source` names where it came from and, for
 //! `found/` cases, what chatparse did then.
 
