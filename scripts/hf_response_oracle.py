@@ -23,10 +23,11 @@ call (`{events}`, `{output, events}` or `{error}`), or `expected_error` when loa
 the parser fails.
 
 Where chatparse deviates from transformers on purpose (the README's table of deliberate
-deviations), the case also gets `deviation` `{rows, expected | expected_error, events,
-streams}`: what transformers does once each deviation is applied to it (each row below is one
-small patch of the reference, or of the template it is given). A case without `deviation` is
-one where no deviation changes anything.
+deviations), the case also gets `deviation` `{rows, ...expectations}`: what transformers does
+once each deviation is applied to it (each row, `ROWS` below plus "chunk-dependent" and
+"after-error", is a small patch of the reference or of the template it is given; `rows` names
+those that change the recording). A case without `deviation` is one where no deviation changes
+anything. Error messages are recorded but only phases are compared.
 
     target/release/chatparse response-cases --seed 1 --count 5000 > /tmp/cases.jsonl
     python3 scripts/hf_response_oracle.py < /tmp/cases.jsonl > /tmp/recorded.jsonl
