@@ -48,7 +48,7 @@ fn run(args: &[&str]) -> String {
 
 fn expected() -> Value {
     let tpl = ResponseTemplate::from_json_str(TEMPLATE).unwrap();
-    parse_response(&tpl, OUTPUT, None, None).unwrap()
+    parse_response(&tpl, OUTPUT, Some(""), None).unwrap()
 }
 
 #[test]

@@ -83,7 +83,7 @@ fn load_bench_inputs() -> Vec<(Input, Value)> {
                 Input {
                     name: format!("{name}-{size}"),
                     template,
-                    prefix: None,
+                    prefix: Some(String::new()),
                     text,
                     tools: None,
                 },
@@ -259,12 +259,12 @@ proptest! {
     fn random_templates_stream_like_one_shot(
         seed in prop::collection::vec(any::<u8>(), 6..24),
         text in "[<>ab/| \n]{0,60}",
-        prefix in prop::option::of("[S<>ab/]{0,8}"),
+        prefix in "[S<>ab/]{0,8}",
         cuts in prop::collection::vec(0usize..64, 0..12),
     ) {
         let template = random_template(&seed);
         let Ok(template) = ResponseTemplate::from_value(&template) else { return Ok(()) };
-        let input = Input { name: "random".into(), template, prefix, text, tools: None };
+        let input = Input { name: "random".into(), template, prefix: Some(prefix), text, tools: None };
         let whole = run(&input, &[&input.text]);
         let pieces = split(&input.text, &cuts);
         prop_assert_eq!(run(&input, &pieces), whole);

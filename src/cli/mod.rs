@@ -16,6 +16,8 @@
 //! - `chatparse engine [--builtin NAME]` ([`engine`](mod@engine)): serves a built-in engine
 //!   over the engine protocol.
 //! - `chatparse new MODEL --template T.jinja` ([`new`]): scaffolds a fixture folder.
+//! - `chatparse response-cases [--seed N] [--count N]` ([`response_cases`]): random
+//!   response-template cases for the transformers oracle (`scripts/hf_response_oracle.py`).
 
 pub mod analyze;
 pub mod bench;
@@ -26,6 +28,7 @@ pub mod diff;
 pub mod engine;
 pub mod new;
 pub mod parse;
+pub mod response_cases;
 pub mod stream;
 
 use clap::{Parser, Subcommand};
@@ -50,6 +53,7 @@ enum Command {
     Stream(stream::StreamArgs),
     Check(check::CheckArgs),
     New(new::NewArgs),
+    ResponseCases(response_cases::ResponseCasesArgs),
 }
 
 /// Runs the command line with the process arguments and returns the exit code.
@@ -65,5 +69,6 @@ pub fn run() -> ExitCode {
         Command::Stream(args) => stream::run(&args),
         Command::Check(args) => check::run(&args),
         Command::New(args) => new::run(&args),
+        Command::ResponseCases(args) => response_cases::run(&args),
     }
 }

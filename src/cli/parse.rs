@@ -142,7 +142,7 @@ fn run_response_template(args: &ParseArgs, template: &Path) -> ExitCode {
     match parse_response(
         &loaded.template,
         &loaded.output,
-        None,
+        Some(""),
         loaded.tools.as_deref(),
     ) {
         Ok(message) => print_json(&message),

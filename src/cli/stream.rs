@@ -46,7 +46,8 @@ fn run_response_template(args: &StreamArgs, template: &Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut parser = match ResponseParser::new(&loaded.template, None, loaded.tools.as_deref()) {
+    let mut parser = match ResponseParser::new(&loaded.template, Some(""), loaded.tools.as_deref())
+    {
         Ok(parser) => parser,
         Err(e) => {
             eprintln!("chatparse stream: {e}");

@@ -1,10 +1,11 @@
 //! Running one recorded conformance vector (a line of `hf-response-templates.jsonl`).
 //!
 //! Pass rules (from the vectors' README): the output equals `expected` as JSON (key order
-//! ignored; numbers compared by value); an expected error is an error raised in the same
+//! ignored; numbers compared by value, an integer never equal to a float); an expected error is an error raised in the same
 //! phase (messages are not compared); events are compared after merging consecutive
 //! `region_chunk` events of the same field. For `streams`, the text is fed in pieces of
-//! `chunk_size` characters and the whole merged event sequence and the output must match.
+//! `chunk_size` characters and the whole merged event sequence and the output must match (or,
+//! for a stream with an `expected_error`, the stream must fail in that phase).
 //! For `ops` cases, a template error expected at `init` may be raised at load (this API
 //! validates templates when they are loaded).
 
@@ -72,13 +73,17 @@ fn strings(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// JSON equality ignoring key order, with numbers compared by value.
+/// JSON equality ignoring key order, with numbers compared by value and kind: an integer
+/// never equals a float (`3` is not `3.0`, as in the reference's Python values).
 pub fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(i), Some(j)) => i == j,
-            _ => x.as_f64() == y.as_f64(),
-        },
+        (Value::Number(x), Value::Number(y)) => {
+            x.is_f64() == y.is_f64()
+                && match (x.as_i64(), y.as_i64()) {
+                    (Some(i), Some(j)) => i == j,
+                    _ => x.as_f64() == y.as_f64(),
+                }
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
         }
@@ -231,8 +236,23 @@ fn run_parse(case: &Value) -> Result<(), String> {
         let size = usize::try_from(size).unwrap_or(1);
         let what = format!("stream chunk_size={size}");
         let pieces = char_chunks(text, size);
-        let (initial, feeds, last, output) = run_pieces(&tpl, prefix, tools.as_deref(), &pieces)
-            .map_err(|e| format!("{what}: unexpected error: {e}"))?;
+        let run = run_pieces(&tpl, prefix, tools.as_deref(), &pieces);
+        let expected_error = stream.get("expected_error");
+        let (initial, feeds, last, output) = match run {
+            Err(e) => {
+                check_error(&what, &e, expected_error, false)?;
+                continue;
+            }
+            Ok(_) if expected_error.is_some() => {
+                return Err(format!(
+                    "{what}: expected a {} error, got none",
+                    expected_error
+                        .and_then(|e| e.get("phase"))
+                        .unwrap_or(&Value::Null)
+                ))
+            }
+            Ok(r) => r,
+        };
         let mut all = initial;
         all.extend(feeds.concat());
         all.extend(last);
@@ -318,4 +338,38 @@ fn run_ops(case: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The case as transformers behaves once chatparse's deliberate deviations (the README's table)
+/// are applied to it: its `deviation` record (`{rows, ...}` with the expectations of a
+/// `parse` case — `expected` or `expected_error`, `events`, `streams` — or of an `ops` case —
+/// `initial_events`, `results` —, and a `kind` and `text` when the deviation turns an `ops`
+/// case into the `parse` case of its text; written by `scripts/hf_response_oracle.py` when a
+/// deviation changes the case) in place of the recorded expectations. `None` when the case has
+/// no such record.
+pub fn with_deviation(case: &Value) -> Option<Value> {
+    let deviation = case.get("deviation")?.as_object()?;
+    let mut out = case.as_object()?.clone();
+    for key in [
+        "expected",
+        "expected_error",
+        "events",
+        "streams",
+        "initial_events",
+        "results",
+        "deviation",
+    ] {
+        out.remove(key);
+    }
+    for (key, value) in deviation {
+        if key != "rows" {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    Some(Value::Object(out))
+}
+
+/// The deviation rows a case's `deviation` record names (see [`with_deviation`]).
+pub fn deviation_rows(case: &Value) -> Vec<String> {
+    strings(case.pointer("/deviation/rows").unwrap_or(&Value::Null))
 }

@@ -1,21 +1,26 @@
-//! Content types: how a region's raw text becomes its value.
+//! Content types: how a region's raw text becomes its value, as the reference computes it.
 //!
 //! | type | value | `content_args` |
 //! | --- | --- | --- |
 //! | `text` | the text, stripped | `strip` (default `true`) |
-//! | `int` | Python `int()` of the stripped text | |
-//! | `float` | Python `float()` of the stripped text (must be finite) | |
-//! | `bool` | `true`/`false`/`1`/`0`/`yes`/`no`, any case | |
-//! | `json` | JSON after `string_delims` then `unquoted_keys` rewriting | `string_delims`, `unquoted_keys`, `allow_non_json` |
-//! | `xml-inline` | a dict from each `tag_pattern` match | `tag_pattern`, `value_parser`, `merge_duplicates` |
+//! | `int` | Python `int()` of the text | `strip` |
+//! | `float` | Python `float()` of the text (must be finite) | `strip` |
+//! | `bool` | `true` when the (stripped) text lowercased is `true` or `1`, else `false` | `strip` |
+//! | `json` | strict JSON after the `string_delims` then `unquoted_keys` rewrites ([`super::json_dialect`]); on failure, with `allow_non_json`, the (stripped) text | `string_delims`, `unquoted_keys`, `allow_non_json`, `strip` |
+//! | `xml-inline` | a dict from each `tag_pattern` match (`key` → `value`) | `tag_pattern`, `value_parser`, `merge_duplicates` |
 //! | `kv-lines` | a dict from `key: value` lines | `line_sep`, `kv_sep`, `strip`, `value_parser` |
-
-use std::borrow::Cow;
+//!
+//! Loading is strict: an argument a type does not take, a value of the wrong type, an empty
+//! separator, a `tag_pattern` that does not compile or lacks the `key` or `value` group, an
+//! unknown `value_parser` are load errors naming the argument (the reference accepts them,
+//! and fails, or silently does something else, only when a region of the field closes).
 
 use serde_json::{Map, Value};
 
+use super::json_dialect::{apply_string_delims, quote_keys};
 use super::pattern::TagPattern;
-use super::util::{py_strip, py_type};
+use super::py_number::{py_bool, py_float, py_int};
+use super::util::{py_list, py_strip, py_type};
 
 /// The content type names, sorted (as listed in the unknown-parser error).
 pub(crate) const CONTENT_TYPES: [&str; 7] = [
@@ -28,6 +33,39 @@ pub(crate) const CONTENT_TYPES: [&str; 7] = [
     "xml-inline",
 ];
 
+/// The arguments each content type takes.
+fn known_args(name: &str) -> &'static [&'static str] {
+    match name {
+        "json" => &["allow_non_json", "string_delims", "strip", "unquoted_keys"],
+        "xml-inline" => &["merge_duplicates", "tag_pattern", "value_parser"],
+        "kv-lines" => &["kv_sep", "line_sep", "strip", "value_parser"],
+        _ => &["strip"],
+    }
+}
+
+/// A content-argument error: the path of the offending key below `content_args` and the
+/// message.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ArgError {
+    pub(crate) path: Vec<String>,
+    pub(crate) message: String,
+}
+
+impl ArgError {
+    fn new(key: &str, message: impl Into<String>) -> ArgError {
+        ArgError {
+            path: vec![key.to_owned()],
+            message: message.into(),
+        }
+    }
+
+    /// The error of a nested argument map, below `key`.
+    fn under(mut self, key: &str) -> ArgError {
+        self.path.insert(0, key.to_owned());
+        self
+    }
+}
+
 /// A compiled content parser.
 #[derive(Debug)]
 pub(crate) enum Content {
@@ -36,7 +74,9 @@ pub(crate) enum Content {
     },
     Int,
     Float,
-    Bool,
+    Bool {
+        strip: bool,
+    },
     Json(JsonArgs),
     XmlInline {
         tag: TagPattern,
@@ -57,93 +97,148 @@ pub(crate) struct JsonArgs {
     unquoted_keys: bool,
     string_delims: Vec<(String, String)>,
     allow_non_json: bool,
+    strip: bool,
 }
 
-fn arg_bool(args: &Map<String, Value>, key: &str, default: bool) -> Result<bool, String> {
+fn arg_bool(args: &Map<String, Value>, key: &str, default: bool) -> Result<bool, ArgError> {
     match args.get(key) {
-        None | Some(Value::Null) => Ok(default),
+        None => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(format!(
-            "content_args '{key}' must be a bool, got {}",
-            py_type(other)
+        Some(other) => Err(ArgError::new(
+            key,
+            format!(
+                "content_args '{key}' must be a bool, got {}",
+                py_type(other)
+            ),
         )),
     }
 }
 
-fn arg_str(args: &Map<String, Value>, key: &str, default: &str) -> Result<String, String> {
+fn arg_str(args: &Map<String, Value>, key: &str, default: &str) -> Result<String, ArgError> {
     match args.get(key) {
-        None | Some(Value::Null) => Ok(default.to_owned()),
+        None => Ok(default.to_owned()),
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        Some(Value::String(_)) => Err(format!("content_args '{key}' cannot be empty")),
-        Some(other) => Err(format!(
-            "content_args '{key}' must be a string, got {}",
-            py_type(other)
+        Some(Value::String(_)) => Err(ArgError::new(
+            key,
+            format!("content_args '{key}' cannot be empty"),
+        )),
+        Some(other) => Err(ArgError::new(
+            key,
+            format!(
+                "content_args '{key}' must be a string, got {}",
+                py_type(other)
+            ),
         )),
     }
+}
+
+fn string_delims(args: &Map<String, Value>) -> Result<Vec<(String, String)>, ArgError> {
+    const KEY: &str = "string_delims";
+    let pairs = match args.get(KEY) {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(pairs)) => pairs,
+        Some(other) => {
+            return Err(ArgError::new(
+                KEY,
+                format!(
+                    "content_args '{KEY}' must be a list, got {}",
+                    py_type(other)
+                ),
+            ))
+        }
+    };
+    let mut delims = Vec::with_capacity(pairs.len());
+    for pair in pairs {
+        match pair.as_array().map(Vec::as_slice) {
+            Some([Value::String(o), Value::String(c)]) if !o.is_empty() && !c.is_empty() => {
+                delims.push((o.clone(), c.clone()))
+            }
+            _ => {
+                return Err(ArgError::new(
+                    KEY,
+                    format!(
+                        "content_args '{KEY}' must be a list of [open, close] pairs of \
+                         non-empty strings, got {pair}"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(delims)
 }
 
 impl Content {
-    /// Compiles a content type with its arguments.
-    pub(crate) fn compile(name: &str, args: &Map<String, Value>) -> Result<Content, String> {
+    /// Compiles a content type with its arguments. Errors name the unknown type, or the
+    /// argument at fault.
+    pub(crate) fn compile(name: &str, args: &Map<String, Value>) -> Result<Content, ArgError> {
+        if !CONTENT_TYPES.contains(&name) {
+            return Err(ArgError {
+                path: Vec::new(),
+                message: format!(
+                    "unknown content parser '{name}'. Available: {}",
+                    py_list(&CONTENT_TYPES)
+                ),
+            });
+        }
+        let known = known_args(name);
+        if let Some(unknown) = args.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(ArgError::new(
+                unknown,
+                format!(
+                    "content_args has an unknown key '{unknown}' (content type '{name}' takes {})",
+                    py_list(known)
+                ),
+            ));
+        }
         Ok(match name {
-            "text" => Content::Text {
+            "int" | "float" => {
+                // `int()`/`float()` strip whitespace themselves: `strip` changes nothing.
+                arg_bool(args, "strip", true)?;
+                if name == "int" {
+                    Content::Int
+                } else {
+                    Content::Float
+                }
+            }
+            "bool" => Content::Bool {
                 strip: arg_bool(args, "strip", true)?,
             },
-            "int" => Content::Int,
-            "float" => Content::Float,
-            "bool" => Content::Bool,
-            "json" => {
-                let mut delims = Vec::new();
-                match args.get("string_delims") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Array(pairs)) => {
-                        for pair in pairs {
-                            match pair.as_array().map(Vec::as_slice) {
-                                Some([Value::String(o), Value::String(c)])
-                                    if !o.is_empty() && !c.is_empty() =>
-                                {
-                                    delims.push((o.clone(), c.clone()))
-                                }
-                                _ => {
-                                    return Err("content_args 'string_delims' must be a list of \
-                                                [open, close] pairs of non-empty strings"
-                                        .into())
-                                }
-                            }
-                        }
-                    }
-                    Some(other) => {
-                        return Err(format!(
-                            "content_args 'string_delims' must be a list, got {}",
-                            py_type(other)
-                        ))
-                    }
-                }
-                Content::Json(JsonArgs {
-                    unquoted_keys: arg_bool(args, "unquoted_keys", false)?,
-                    string_delims: delims,
-                    allow_non_json: arg_bool(args, "allow_non_json", false)?,
-                })
-            }
+            "json" => Content::Json(JsonArgs {
+                unquoted_keys: arg_bool(args, "unquoted_keys", false)?,
+                string_delims: string_delims(args)?,
+                allow_non_json: arg_bool(args, "allow_non_json", false)?,
+                strip: arg_bool(args, "strip", true)?,
+            }),
             "xml-inline" => {
-                let pattern = match args.get("tag_pattern") {
+                const KEY: &str = "tag_pattern";
+                let pattern = match args.get(KEY) {
                     Some(Value::String(p)) => p,
                     Some(other) => {
-                        return Err(format!(
-                            "content_args 'tag_pattern' must be a string, got {}",
-                            py_type(other)
+                        return Err(ArgError::new(
+                            KEY,
+                            format!(
+                                "content_args '{KEY}' must be a string, got {}",
+                                py_type(other)
+                            ),
                         ))
                     }
-                    None => return Err("xml-inline requires content_args 'tag_pattern'".into()),
+                    None => {
+                        return Err(ArgError::new(
+                            KEY,
+                            "xml-inline requires content_args 'tag_pattern'",
+                        ))
+                    }
                 };
-                let tag = TagPattern::python(pattern)
-                    .map_err(|e| format!("invalid tag_pattern {pattern:?}: {e}"))?;
-                if !tag.has_group("key") || !tag.has_group("value") {
-                    return Err(
-                        "xml-inline 'tag_pattern' must contain named groups 'key' and \
-                                'value'"
-                            .into(),
-                    );
+                let tag = TagPattern::python(pattern).map_err(|e| {
+                    ArgError::new(KEY, format!("invalid tag_pattern {pattern:?}: {e}"))
+                })?;
+                if let Some(group) = ["key", "value"].into_iter().find(|g| !tag.has_group(g)) {
+                    return Err(ArgError::new(
+                        KEY,
+                        format!(
+                            "xml-inline 'tag_pattern' {pattern:?} has no named group '{group}'"
+                        ),
+                    ));
                 }
                 Content::XmlInline {
                     tag,
@@ -157,12 +252,9 @@ impl Content {
                 strip: arg_bool(args, "strip", true)?,
                 value_parser: value_parser(args)?,
             },
-            other => {
-                return Err(format!(
-                    "unknown content parser '{other}'. Available: {}",
-                    super::util::py_list(&CONTENT_TYPES)
-                ))
-            }
+            _ => Content::Text {
+                strip: arg_bool(args, "strip", true)?,
+            },
         })
     }
 
@@ -170,26 +262,30 @@ impl Content {
     pub(crate) fn dirty(&self) -> bool {
         !matches!(
             self,
-            Content::Text { .. } | Content::Int | Content::Float | Content::Bool
+            Content::Text { .. } | Content::Int | Content::Float | Content::Bool { .. }
         )
     }
 
     /// Parses a region's raw text.
     pub(crate) fn parse(&self, raw: &str) -> Result<Value, String> {
         match self {
-            Content::Text { strip } => Ok(Value::String(
-                if *strip { py_strip(raw) } else { raw }.to_owned(),
-            )),
-            Content::Int => parse_int(py_strip(raw))
-                .map(Value::from)
-                .ok_or_else(|| format!("invalid literal for int(): {:?}", py_strip(raw))),
-            Content::Float => parse_float(py_strip(raw))
+            Content::Text { strip } => Ok(Value::String(strip_if(raw, *strip).to_owned())),
+            Content::Int => py_int(raw).map(Value::from).ok_or_else(|| {
+                format!(
+                    "invalid literal for int() with base 10: {:?}",
+                    py_strip(raw)
+                )
+            }),
+            Content::Float => py_float(raw)
                 .and_then(serde_json::Number::from_f64)
                 .map(Value::Number)
-                .ok_or_else(|| format!("could not convert string to float: {:?}", py_strip(raw))),
-            Content::Bool => parse_bool(py_strip(raw))
-                .map(Value::Bool)
-                .ok_or_else(|| format!("could not convert string to bool: {:?}", py_strip(raw))),
+                .ok_or_else(|| {
+                    format!(
+                        "could not convert string to a finite float: {:?}",
+                        py_strip(raw)
+                    )
+                }),
+            Content::Bool { strip } => Ok(Value::Bool(py_bool(strip_if(raw, *strip)))),
             Content::Json(args) => args.parse(raw),
             Content::XmlInline {
                 tag,
@@ -197,21 +293,32 @@ impl Content {
                 merge_duplicates,
             } => {
                 let pairs = tag.pairs(raw)?;
-                // Sized once (repeated keys only leave some room unused).
                 let mut map = Map::with_capacity(pairs.len());
-                let mut merged = Vec::new();
                 for (key, value) in pairs {
-                    let value = match value_parser {
-                        Some(p) => p.parse(value)?,
-                        None => Value::String(value.to_owned()),
+                    let Some(key) = key else {
+                        return Err(
+                            "xml-inline: the tag_pattern's group 'key' took no part in a match"
+                                .into(),
+                        );
                     };
-                    insert(
-                        &mut map,
-                        &mut merged,
-                        key.to_owned(),
-                        value,
-                        *merge_duplicates,
-                    );
+                    let value = match (value, value_parser) {
+                        (Some(v), Some(p)) => p.parse(v)?,
+                        (Some(v), None) => Value::String(v.to_owned()),
+                        // A `value` group that took no part: the reference's `None`, which
+                        // only an unstripped `text` parser passes through.
+                        (None, p)
+                            if p.as_deref()
+                                .is_none_or(|p| matches!(p, Content::Text { strip: false })) =>
+                        {
+                            Value::Null
+                        }
+                        (None, _) => {
+                            return Err("xml-inline: the tag_pattern's group 'value' took no \
+                                        part in a match, its value_parser cannot read it"
+                                .into())
+                        }
+                    };
+                    insert(&mut map, key, value, *merge_duplicates);
                 }
                 Ok(Value::Object(map))
             }
@@ -223,19 +330,19 @@ impl Content {
             } => {
                 let mut map = Map::new();
                 for line in raw.split(line_sep.as_str()) {
+                    let line = strip_if(line, *strip);
+                    if line.is_empty() {
+                        continue;
+                    }
                     let Some((key, value)) = line.split_once(kv_sep.as_str()) else {
                         continue;
                     };
-                    let (key, value) = if *strip {
-                        (py_strip(key), py_strip(value))
-                    } else {
-                        (key, value)
-                    };
+                    let value = strip_if(value, *strip);
                     let value = match value_parser {
                         Some(p) => p.parse(value)?,
                         None => Value::String(value.to_owned()),
                     };
-                    map.insert(key.to_owned(), value);
+                    map.insert(strip_if(key, *strip).to_owned(), value);
                 }
                 Ok(Value::Object(map))
             }
@@ -243,237 +350,117 @@ impl Content {
     }
 }
 
-/// The nested `value_parser` of `xml-inline` / `kv-lines`.
-fn value_parser(args: &Map<String, Value>) -> Result<Option<Box<Content>>, String> {
-    match args.get("value_parser") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(spec)) => {
-            let Some(Value::String(name)) = spec.get("name") else {
-                return Err("content_args 'value_parser' needs a string 'name'".into());
-            };
-            let empty = Map::new();
-            let args = match spec.get("args") {
-                None | Some(Value::Null) => &empty,
-                Some(Value::Object(a)) => a,
-                Some(other) => {
-                    return Err(format!(
-                        "value_parser 'args' must be a dict, got {}",
-                        py_type(other)
-                    ))
-                }
-            };
-            Ok(Some(Box::new(Content::compile(name, args)?)))
-        }
-        Some(other) => Err(format!(
-            "content_args 'value_parser' must be a dict, got {}",
-            py_type(other)
-        )),
+fn strip_if(s: &str, strip: bool) -> &str {
+    if strip {
+        py_strip(s)
+    } else {
+        s
     }
 }
 
-/// Inserts a key; with `merge`, a repeated key collects its values into a list (`merged`
-/// remembers which keys already hold such a collected list).
-fn insert(
-    map: &mut Map<String, Value>,
-    merged: &mut Vec<String>,
-    key: String,
-    value: Value,
-    merge: bool,
-) {
+/// The nested `value_parser` of `xml-inline` / `kv-lines`: `{"name": <type, default text>,
+/// "args": <its content_args>}`.
+fn value_parser(args: &Map<String, Value>) -> Result<Option<Box<Content>>, ArgError> {
+    const KEY: &str = "value_parser";
+    let spec = match args.get(KEY) {
+        None => return Ok(None),
+        Some(Value::Object(spec)) => spec,
+        Some(other) => {
+            return Err(ArgError::new(
+                KEY,
+                format!(
+                    "content_args '{KEY}' must be a dict, got {}",
+                    py_type(other)
+                ),
+            ))
+        }
+    };
+    if let Some(unknown) = spec.keys().find(|k| *k != "name" && *k != "args") {
+        return Err(ArgError::new(
+            unknown,
+            format!("value_parser has an unknown key '{unknown}' (it takes ['name', 'args'])"),
+        )
+        .under(KEY));
+    }
+    let name = match spec.get("name") {
+        None => "text",
+        Some(Value::String(name)) => name.as_str(),
+        Some(other) => {
+            return Err(ArgError::new(
+                "name",
+                format!(
+                    "value_parser 'name' must be a string, got {}",
+                    py_type(other)
+                ),
+            )
+            .under(KEY))
+        }
+    };
+    let empty = Map::new();
+    let nested = match spec.get("args") {
+        None => &empty,
+        Some(Value::Object(a)) => a,
+        Some(other) => {
+            return Err(ArgError::new(
+                "args",
+                format!("value_parser 'args' must be a dict, got {}", py_type(other)),
+            )
+            .under(KEY))
+        }
+    };
+    let content = Content::compile(name, nested).map_err(|e| {
+        if e.path.is_empty() {
+            ArgError::new("name", format!("value_parser: {}", e.message)).under(KEY)
+        } else {
+            e.under("args").under(KEY)
+        }
+    })?;
+    Ok(Some(Box::new(content)))
+}
+
+/// Inserts a key; with `merge`, a repeated key collects its values into a list (as the
+/// reference does: a value that is already a list takes the new value at its end).
+fn insert(map: &mut Map<String, Value>, key: &str, value: Value, merge: bool) {
     if !merge {
-        map.insert(key, value);
+        map.insert(key.to_owned(), value);
         return;
     }
-    let collected = merged.contains(&key);
-    match map.get_mut(&key) {
-        Some(Value::Array(items)) if collected => items.push(value),
+    match map.get_mut(key) {
+        Some(Value::Array(items)) => items.push(value),
         Some(existing) => {
             let first = existing.take();
             *existing = Value::Array(vec![first, value]);
-            merged.push(key);
         }
         None => {
-            map.insert(key, value);
+            map.insert(key.to_owned(), value);
         }
     }
-}
-
-/// Python `int()` of already-stripped text: sign, digits, single underscores between digits.
-pub(crate) fn parse_int(s: &str) -> Option<i64> {
-    let (neg, digits) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-    {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for c in digits.chars() {
-        if c == '_' {
-            continue;
-        }
-        let d = i64::from(c.to_digit(10)?);
-        value = value
-            .checked_mul(10)?
-            .checked_add(if neg { -d } else { d })?;
-    }
-    Some(value)
-}
-
-/// Python `float()` of already-stripped text (finite values only).
-pub(crate) fn parse_float(s: &str) -> Option<f64> {
-    if s.contains("__") || s.starts_with('_') || s.ends_with('_') {
-        return None;
-    }
-    let cleaned: Cow<str> = if s.contains('_') {
-        Cow::Owned(s.chars().filter(|c| *c != '_').collect())
-    } else {
-        Cow::Borrowed(s)
-    };
-    let body = cleaned.trim_start_matches(['+', '-']);
-    let word = |w: &str| {
-        body.get(..w.len())
-            .is_some_and(|b| b.eq_ignore_ascii_case(w))
-    };
-    if word("inf") || word("nan") {
-        return None;
-    }
-    let value: f64 = cleaned.parse().ok()?;
-    value.is_finite().then_some(value)
-}
-
-/// `Some(true)` when `s` is one of the `yes` words, `Some(false)` when one of the `no` words,
-/// ignoring ASCII case (the words are lowercase).
-pub(crate) fn parse_bool_word(s: &str, yes: &[&str], no: &[&str]) -> Option<bool> {
-    let is = |words: &[&str]| words.iter().any(|w| s.eq_ignore_ascii_case(w));
-    if is(yes) {
-        Some(true)
-    } else if is(no) {
-        Some(false)
-    } else {
-        None
-    }
-}
-
-/// The `bool` content type: `true`/`1`/`yes` or `false`/`0`/`no`, any case.
-fn parse_bool(s: &str) -> Option<bool> {
-    parse_bool_word(s, &["true", "1", "yes"], &["false", "0", "no"])
 }
 
 impl JsonArgs {
     fn parse(&self, raw: &str) -> Result<Value, String> {
-        let stripped = py_strip(raw);
         let plain = self.string_delims.is_empty() && !self.unquoted_keys;
-        let json_start = |b: &u8| b"{[\"-0123456789tfn".contains(b);
-        if plain && self.allow_non_json && !stripped.as_bytes().first().is_some_and(json_start) {
-            // Cannot be JSON: skip the failing parse.
-            return Ok(Value::String(stripped.to_owned()));
+        let fallback = || Value::String(strip_if(raw, self.strip).to_owned());
+        if plain && self.allow_non_json {
+            // Cannot be JSON (after JSON whitespace, which is ASCII): skip the failing parse.
+            let first = raw.bytes().find(|b| !b" \t\n\r".contains(b));
+            if !first.is_some_and(|b| b"{[\"-0123456789tfn".contains(&b)) {
+                return Ok(fallback());
+            }
         }
         let mut rewritten = None;
         if !self.string_delims.is_empty() {
-            rewritten = Some(apply_string_delims(stripped, &self.string_delims));
+            rewritten = Some(apply_string_delims(raw, &self.string_delims));
         }
         if self.unquoted_keys {
-            rewritten = Some(quote_keys(rewritten.as_deref().unwrap_or(stripped)));
+            rewritten = Some(quote_keys(rewritten.as_deref().unwrap_or(raw)));
         }
-        match super::json_value::from_str(rewritten.as_deref().unwrap_or(stripped)) {
+        match super::json_value::from_str(rewritten.as_deref().unwrap_or(raw)) {
             Ok(v) => Ok(v),
-            Err(_) if self.allow_non_json => Ok(Value::String(py_strip(raw).to_owned())),
-            Err(e) => Err(format!("invalid JSON: {e}")),
+            Err(_) if self.allow_non_json => Ok(fallback()),
+            Err(e) => Err(format!("json parser could not parse region as JSON: {e}")),
         }
     }
-}
-
-/// Replaces each `open ... close` span with a JSON string literal of its inner text. Text
-/// inside ordinary `"..."` strings is left alone.
-fn apply_string_delims(text: &str, delims: &[(String, String)]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    'outer: while !rest.is_empty() {
-        if rest.starts_with('"') {
-            let end = json_string_end(rest);
-            let (s, tail) = rest.split_at(end);
-            out.push_str(s);
-            rest = tail;
-            continue;
-        }
-        for (open, close) in delims {
-            if let Some(after) = rest.strip_prefix(open.as_str()) {
-                if let Some(pos) = after.find(close.as_str()) {
-                    let inner = after.get(..pos).unwrap_or("");
-                    out.push_str(&Value::String(inner.to_owned()).to_string());
-                    rest = after.get(pos + close.len()..).unwrap_or("");
-                    continue 'outer;
-                }
-            }
-        }
-        let mut chars = rest.chars();
-        if let Some(c) = chars.next() {
-            out.push(c);
-        }
-        rest = chars.as_str();
-    }
-    out
-}
-
-/// Byte length of the JSON string literal at the start of `s` (or all of `s` if unterminated).
-fn json_string_end(s: &str) -> usize {
-    let bytes = s.as_bytes();
-    let mut i = 1;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    s.len()
-}
-
-/// Quotes bare identifier keys (`{name: 1}` → `{"name": 1}`) outside string literals.
-fn quote_keys(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut rest = text;
-    let mut after_brace_or_comma = false;
-    while let Some(c) = rest.chars().next() {
-        if c == '"' {
-            let end = json_string_end(rest);
-            out.push_str(rest.get(..end).unwrap_or(rest));
-            rest = rest.get(end..).unwrap_or("");
-            after_brace_or_comma = false;
-            continue;
-        }
-        if after_brace_or_comma && (c.is_alphabetic() || c == '_' || c == '$') {
-            let len = rest
-                .char_indices()
-                .find(|(_, ch)| !(ch.is_alphanumeric() || *ch == '_' || *ch == '$' || *ch == '-'))
-                .map_or(rest.len(), |(i, _)| i);
-            let ident = rest.get(..len).unwrap_or("");
-            let tail = rest.get(len..).unwrap_or("");
-            if tail.trim_start().starts_with(':') {
-                out.push('"');
-                out.push_str(ident);
-                out.push('"');
-            } else {
-                out.push_str(ident);
-            }
-            rest = tail;
-            after_brace_or_comma = false;
-            continue;
-        }
-        out.push(c);
-        if c == '{' || c == ',' {
-            after_brace_or_comma = true;
-        } else if !c.is_whitespace() {
-            after_brace_or_comma = false;
-        }
-        rest = rest.get(c.len_utf8()..).unwrap_or("");
-    }
-    out
 }
 
 #[cfg(test)]

@@ -4,7 +4,17 @@ use super::*;
 
 fn parse(name: &str, args: Value, raw: &str) -> Result<Value, String> {
     let args: Map<String, Value> = args.as_object().cloned().unwrap_or_default();
-    Content::compile(name, &args)?.parse(raw)
+    Content::compile(name, &args)
+        .map_err(|e| e.message)?
+        .parse(raw)
+}
+
+fn compile_err(name: &str, args: Value) -> ArgError {
+    let args: Map<String, Value> = args.as_object().cloned().unwrap_or_default();
+    match Content::compile(name, &args) {
+        Ok(_) => panic!("{name} {args:?} compiled"),
+        Err(e) => e,
+    }
 }
 
 #[test]
@@ -21,15 +31,21 @@ fn int_float_bool() {
     assert_eq!(parse("int", json!({}), " 42 "), Ok(json!(42)));
     assert_eq!(parse("int", json!({}), "-1_000"), Ok(json!(-1000)));
     assert_eq!(parse("int", json!({}), "007"), Ok(json!(7)));
+    assert_eq!(parse("int", json!({}), "٣"), Ok(json!(3)));
     assert!(parse("int", json!({}), "4.2").is_err());
     assert!(parse("int", json!({}), "99999999999999999999999").is_err());
     assert_eq!(parse("float", json!({}), "1.5"), Ok(json!(1.5)));
     assert_eq!(parse("float", json!({}), "1e3"), Ok(json!(1000.0)));
     assert!(parse("float", json!({}), "nan").is_err());
     assert!(parse("float", json!({}), "abc").is_err());
-    assert_eq!(parse("bool", json!({}), "True"), Ok(json!(true)));
+    // The reference's bool: `true`/`1` (any case) or else false, never an error.
+    assert_eq!(parse("bool", json!({}), " True "), Ok(json!(true)));
     assert_eq!(parse("bool", json!({}), "0"), Ok(json!(false)));
-    assert!(parse("bool", json!({}), "maybe").is_err());
+    assert_eq!(parse("bool", json!({}), "yes"), Ok(json!(false)));
+    assert_eq!(
+        parse("bool", json!({"strip": false}), " true"),
+        Ok(json!(false))
+    );
 }
 
 #[test]
@@ -54,18 +70,22 @@ fn dirty_flags() {
 #[test]
 fn json_strict_and_relaxed() {
     assert_eq!(
-        parse("json", json!({}), r#" {"a": [1, 2]} "#),
+        parse("json", json!({}), " {\"a\": [1, 2]}\n"),
         Ok(json!({"a": [1, 2]}))
     );
+    // Only JSON whitespace around the value (as Python's json.loads).
+    assert!(parse("json", json!({}), "\u{a0}{}").is_err());
     assert!(parse("json", json!({}), "{a: 1}").is_err());
     assert_eq!(
         parse(
             "json",
             json!({"unquoted_keys": true}),
-            r#"{a: 1, b_c: "x:y"}"#
+            r#"{a: 1,b_c: "x:y"}"#
         ),
         Ok(json!({"a": 1, "b_c": "x:y"}))
     );
+    // As the reference's pattern: a key right after `{` or `,`.
+    assert!(parse("json", json!({"unquoted_keys": true}), "{a: 1, b: 2}").is_err());
     assert_eq!(
         parse(
             "json",
@@ -77,6 +97,14 @@ fn json_strict_and_relaxed() {
     assert_eq!(
         parse("json", json!({"allow_non_json": true}), "  plain words "),
         Ok(json!("plain words"))
+    );
+    assert_eq!(
+        parse(
+            "json",
+            json!({"allow_non_json": true, "strip": false}),
+            " plain "
+        ),
+        Ok(json!(" plain "))
     );
 }
 
@@ -100,9 +128,28 @@ fn xml_inline() {
         ),
         Ok(json!({"h": [7, [9], "x"], "l": [1]}))
     );
-    assert!(Content::compile("xml-inline", &Map::new()).is_err());
-    let no_value = json!({"tag_pattern": r"<(?P<key>\w+)>"});
-    assert!(Content::compile("xml-inline", no_value.as_object().unwrap_or(&Map::new())).is_err());
+    // A first value that is a list takes the repeated ones (the reference's merge).
+    let args = json!({
+        "tag_pattern": r"<p=(?P<key>\w+)>(?P<value>.*?)</p>",
+        "value_parser": {"name": "json"},
+        "merge_duplicates": true
+    });
+    assert_eq!(
+        parse("xml-inline", args, "<p=h>[1, 2]</p><p=h>3</p>"),
+        Ok(json!({"h": [1, 2, 3]}))
+    );
+    assert_eq!(compile_err("xml-inline", json!({})).path, ["tag_pattern"]);
+    let no_value = compile_err("xml-inline", json!({"tag_pattern": r"<(?P<key>\w+)>"}));
+    assert!(
+        no_value.message.contains("no named group 'value'"),
+        "{no_value:?}"
+    );
+    // A `value` group that takes no part: null.
+    let args = json!({"tag_pattern": r"<(?P<key>\w+)(?:=(?P<value>\w+))?>"});
+    assert_eq!(
+        parse("xml-inline", args, "<a=1><b>"),
+        Ok(json!({"a": "1", "b": null}))
+    );
 }
 
 #[test]
@@ -123,80 +170,48 @@ fn kv_lines() {
         parse("kv-lines", json!({"strip": false}), "a: 1"),
         Ok(json!({"a": " 1"}))
     );
+    // Each line is stripped before the separator is looked for.
+    assert_eq!(
+        parse("kv-lines", json!({"kv_sep": " -> "}), " -> x\na -> b"),
+        Ok(json!({"a": "b"}))
+    );
+}
+
+#[test]
+fn arguments_are_checked_at_load() {
+    let e = compile_err("text", json!({"stirp": false}));
+    assert_eq!(e.path, ["stirp"]);
+    assert!(e.message.contains("unknown key 'stirp'"), "{e:?}");
+    assert_eq!(compile_err("json", json!({"strip": "no"})).path, ["strip"]);
+    assert_eq!(
+        compile_err("kv-lines", json!({"line_sep": ""})).path,
+        ["line_sep"]
+    );
+    assert_eq!(
+        compile_err("json", json!({"string_delims": [["'"]]})).path,
+        ["string_delims"]
+    );
+    let e = compile_err(
+        "kv-lines",
+        json!({"value_parser": {"name": "json", "args": {"allow_non_jsn": true}}}),
+    );
+    assert_eq!(e.path, ["value_parser", "args", "allow_non_jsn"]);
+    let e = compile_err("kv-lines", json!({"value_parser": {"name": "number"}}));
+    assert_eq!(e.path, ["value_parser", "name"]);
+    let e = compile_err("kv-lines", json!({"value_parser": {"nme": "int"}}));
+    assert_eq!(e.path, ["value_parser", "nme"]);
+    // `name` defaults to text.
+    assert_eq!(
+        parse("kv-lines", json!({"value_parser": {}}), "a: 1"),
+        Ok(json!({"a": "1"}))
+    );
 }
 
 #[test]
 fn unknown_type() {
-    let err = Content::compile("yaml", &Map::new())
-        .err()
-        .unwrap_or_default();
-    assert!(err.contains("unknown content parser 'yaml'"), "{err}");
-}
-
-/// The float parser as first written (a lowercased copy of the text), as the oracle.
-fn model_parse_float(s: &str) -> Option<f64> {
-    let cleaned: String = s.chars().filter(|c| *c != '_').collect();
-    if s.contains("__") || s.starts_with('_') || s.ends_with('_') {
-        return None;
-    }
-    let lower = cleaned.to_ascii_lowercase();
-    let body = lower.trim_start_matches(['+', '-']);
-    if body.starts_with("inf") || body.starts_with("nan") {
-        return None;
-    }
-    let value: f64 = cleaned.parse().ok()?;
-    value.is_finite().then_some(value)
-}
-
-#[test]
-fn float_and_bool_words_match_the_lowercasing_versions() {
-    for s in [
-        "",
-        "1",
-        "1.5",
-        "-1_000.25",
-        "1__0",
-        "_1",
-        "1_",
-        "+-1",
-        "--1",
-        "1e3",
-        "1E-3",
-        "inf",
-        "-Inf",
-        "+INFINITY",
-        "NaN",
-        "-nan",
-        "+nAn1",
-        "in",
-        "na",
-        "1e400",
-        "-1e400",
-        "é1",
-        "ın",
-        "+",
-        "-",
-        ".5",
-        "5.",
-        "1_e5",
-        "0x10",
-        "1.5_",
-    ] {
-        assert_eq!(parse_float(s), model_parse_float(s), "{s:?}");
-    }
-    for (s, want) in [
-        ("True", Some(true)),
-        ("YES", Some(true)),
-        ("1", Some(true)),
-        ("fAlSe", Some(false)),
-        ("No", Some(false)),
-        ("0", Some(false)),
-        ("truE ", None),
-        ("TRUEe", None),
-        ("ye", None),
-        ("", None),
-        ("tRuͤe", None),
-    ] {
-        assert_eq!(parse_bool(s), want, "{s:?}");
-    }
+    let err = compile_err("yaml", json!({}));
+    assert!(
+        err.message.contains("unknown content parser 'yaml'"),
+        "{err:?}"
+    );
 }

@@ -36,15 +36,19 @@ impl fmt::Display for ErrorKind {
 
 /// An error from loading a template or parsing a response.
 ///
-/// Carries the phase ([`ErrorKind`]), the template field involved (if any) and, for errors
-/// caused by text, the byte offset in the stream (prefix after the anchor cut, then the
-/// generated text) where the offending region closed.
+/// Carries the phase ([`ErrorKind`]), the template field involved (if any), for load errors
+/// the path of the offending key in the template (`fields.tool_calls.content_args.strip`) and,
+/// when the template was read from JSON text, that key's line and column; for errors caused
+/// by text, the byte offset in the stream (prefix after the anchor cut, then the generated
+/// text) where the offending region closed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}", self.render())]
 pub struct Error {
     kind: ErrorKind,
     field: Option<String>,
     offset: Option<usize>,
+    path: Vec<String>,
+    location: Option<(usize, usize)>,
     message: String,
 }
 
@@ -55,6 +59,8 @@ impl Error {
             kind,
             field: None,
             offset: None,
+            path: Vec::new(),
+            location: None,
             message: message.into(),
         }
     }
@@ -73,6 +79,29 @@ impl Error {
     pub(crate) fn with_offset(mut self, offset: usize) -> Error {
         if self.offset.is_none() {
             self.offset = Some(offset);
+        }
+        self
+    }
+
+    /// Sets the template path of the offending key (outermost first), unless one is set.
+    pub(crate) fn with_path<S: AsRef<str>>(mut self, path: &[S]) -> Error {
+        if self.path.is_empty() {
+            self.path = path.iter().map(|s| s.as_ref().to_owned()).collect();
+        }
+        self
+    }
+
+    /// Puts `outer` keys in front of the path (the template sits inside a larger document).
+    pub(crate) fn under_path(mut self, outer: &[&str]) -> Error {
+        let mut path: Vec<String> = outer.iter().map(|s| (*s).to_owned()).collect();
+        path.append(&mut self.path);
+        self.path = path;
+        self
+    }
+
+    pub(crate) fn with_location(mut self, location: Option<(usize, usize)>) -> Error {
+        if self.location.is_none() {
+            self.location = location;
         }
         self
     }
@@ -97,7 +126,20 @@ impl Error {
         self.offset
     }
 
-    /// The bare message, without kind, field or offset.
+    /// For load errors, the path of the offending key in the template, outermost first (e.g.
+    /// `["fields", "tool_calls", "content_args", "strip"]`); empty when the error concerns the
+    /// template as a whole.
+    pub fn path(&self) -> &[String] {
+        &self.path
+    }
+
+    /// For load errors of a template read from JSON text, the line and column (1-based, in
+    /// characters) of the offending key.
+    pub fn location(&self) -> Option<(usize, usize)> {
+        self.location
+    }
+
+    /// The bare message, without kind, field, path, location or offset.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -107,6 +149,12 @@ impl Error {
         if let Some(field) = &self.field {
             out.push_str(&format!(" in field '{field}'"));
         }
+        if !self.path.is_empty() {
+            out.push_str(&format!(" at {}", dotted(&self.path)));
+        }
+        if let Some((line, column)) = self.location {
+            out.push_str(&format!(" (line {line}, column {column})"));
+        }
         if let Some(offset) = self.offset {
             out.push_str(&format!(" at byte {offset}"));
         }
@@ -114,6 +162,25 @@ impl Error {
         out.push_str(&self.message);
         out
     }
+}
+
+/// A path as `a.b.c`, with keys that are not plain words quoted (`fields."a.b".open`).
+fn dotted(path: &[String]) -> String {
+    let parts: Vec<String> = path
+        .iter()
+        .map(|key| {
+            let plain = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+            if plain {
+                key.clone()
+            } else {
+                serde_json::Value::String(key.clone()).to_string()
+            }
+        })
+        .collect();
+    parts.join(".")
 }
 
 /// A `Result` with this module's [`Error`].

@@ -9,11 +9,16 @@
 //!
 //! - [`ResponseTemplate`]: load and validate a template ([`ResponseTemplate::from_json_str`],
 //!   [`ResponseTemplate::from_value`], [`ResponseTemplate::from_path`], which also accepts a
-//!   whole `tokenizer_config.json`). Errors are [`ErrorKind::Load`]. A template is immutable,
+//!   whole `tokenizer_config.json`). Errors are [`ErrorKind::Load`]; loading is strict: every
+//!   unknown or misspelled key (top level, field, `content_args`, `value_parser`), empty
+//!   `fields` map, flag that is not a bool, regex that does not compile and missing group is
+//!   an error naming the field and the key ([`Error::path`]; [`Error::location`] gives its line
+//!   and column in JSON text). A template is immutable,
 //!   `Send + Sync`, and compiled once (each delimiter becomes a DFA: loading costs a few
 //!   milliseconds to a few tens of milliseconds for patterns with Unicode classes).
-//! - [`parse_response`]: parse a whole output (with the prompt as `prefix` and optional
-//!   `tools`); returns the message as a JSON object.
+//! - [`parse_response`]: parse a whole output (with the prompt as `prefix`, required as in the
+//!   reference: `Some("")` when the output holds the whole message; and optional `tools`);
+//!   returns the message as a JSON object.
 //! - [`ResponseParser`]: the streaming parser: [`initial_events`](ResponseParser::initial_events)
 //!   (from the prompt prefix), [`feed`](ResponseParser::feed) → [`Event`]s (or
 //!   [`feed_into`](ResponseParser::feed_into) to reuse a buffer, or
@@ -32,14 +37,18 @@
 //! by an anchored DFA ([`regex_automata`]) that keeps one state per live match attempt, so no
 //! text is scanned twice (work is linear in the input, whatever the chunking). Text from the
 //! start of a match that is partial, or complete but still extendable at the end of the
-//! buffer, is held back; a match is decided as soon as no continuation can change it. Among
-//! decided matches the earliest wins, then the longest, then an open before a close, then
-//! template order. Text before a committed match goes to the current region (the implicit
-//! field opens for it when no region is open; without an implicit field it is dropped).
-//! `region_chunk` events carry raw text (never splitting a code point); `dirty` is false for
-//! text/int/float/bool. Values are computed when a region closes; at the end every open
-//! region closes. An empty match is never taken where the previous delimiter ended, so the
-//! parser always makes progress. The result does not depend on how the text is chunked.
+//! buffer, is held back; a match is decided as soon as no continuation can change it, except
+//! that, as in the reference, a match reaching the end of the buffer waits for more text (or
+//! the end of the stream) unless its delimiter is a literal none of whose alternatives begins
+//! another (so each event comes with the same `feed` call as the reference's). Among decided
+//! matches the earliest wins, then the longest, then an open before a close, then the field
+//! name that sorts first. Text before a committed match goes to the current region (the
+//! implicit field opens for it when no region is open; without an implicit field it is
+//! dropped). `region_chunk` events carry raw text (never splitting a code point); `dirty` is
+//! false for text/int/float/bool. Values are computed when a region closes; at the end every
+//! open region closes. Empty matches count (a close may match empty right after its open),
+//! but no empty match is taken where an empty match was just taken, so the parser always
+//! makes progress. The result does not depend on how the text is chunked.
 //!
 //! # Cost
 //!
@@ -65,8 +74,9 @@
 //! a light path that steps each concerned scanner's candidates in place and hands out the text no
 //! longer held back, without the general path's setup (which only feeds deciding a match take:
 //! about one per delimiter). While one attempt glides, a feed ending with a piece of the shared
-//! literal is held the same way, without stepping anything until the piece departs from the
-//! literal or completes. [`feed_with`](ResponseParser::feed_with) hands events over with their
+//! literal is held the same way once the gliding attempt has stepped over the feed and is still
+//! undecided (so the feed stays held back behind a live attempt), without stepping anything
+//! more until the piece departs from the literal or completes. [`feed_with`](ResponseParser::feed_with) hands events over with their
 //! text borrowed: a plain 4-byte feed costs about 55 instructions with the caller's handling of
 //! its event, and streaming in 4-byte feeds costs 1.5–1.8× one-shot in instructions on the
 //! bench inputs (1.8–2.1× through [`feed_into`](ResponseParser::feed_into), whose events are
@@ -90,7 +100,8 @@
 //!   `xml-inline` `tag_pattern` runs on a backtracking engine and allows them, with a
 //!   backtracking limit). `\b`/`\B` are ASCII word boundaries. Python-only inline flags
 //!   (`(?a)`, `(?L)`) are not translated. Each pattern's DFA is limited to 8 MiB.
-//! - Integers must fit in an `i64`; floats must be finite (JSON cannot carry NaN/inf).
+//! - Integers must fit in an `i64` (Python's are unbounded; JSON integers beyond `u64` become
+//!   floats); floats must be finite (JSON cannot carry NaN/inf).
 //! - Memory holds the undecided tail of the text and the open region's raw text.
 //!
 //! # Deliberate deviations from transformers 5.23.0
@@ -106,6 +117,27 @@
 //!   and no stray `"\n"` region follows.
 //! - In `ops` vectors a template error is expected at `init`; this API validates templates
 //!   when they are loaded, so [`conformance`] accepts a load error there.
+//! - Template mistakes the reference ignores, reads with Python truthiness, or only reports
+//!   when a region of the field closes (unknown `content_args`/`value_parser` keys, non-bool
+//!   flags and arguments, empty separators, bad `string_delims`, a missing or incomplete
+//!   `tag_pattern`, an unknown `value_parser` type) are load errors.
+//! - The named groups of `close_pattern` join the transform's scope, as the reference's docs
+//!   say (its code only keeps the open's).
+//! - `unquoted_keys` and `string_delims` rewrite only outside JSON string literals (the
+//!   reference rewrites inside them too, corrupting them, and refuses `\x01`/`\x02`).
+//! - Non-finite numbers (`nan`, `inf`, `1e400`, JSON `NaN`) are errors: JSON cannot carry them.
+//! - Where the implicit field's close matches the empty string while its region is empty,
+//!   parsing goes on (the reference stops there for good and loses the rest of the text).
+//! - After a `feed` or `finalize` raised, the parser is finished (the reference goes on from
+//!   the half-updated state: the region whose value failed stays open and takes what follows).
+//! - Results never depend on the chunking; the reference's partial matching prefers a complete
+//!   match anywhere to an earlier partial one and commits greedy or optional regex matches
+//!   before more text could extend them, so its streamed results can differ from its
+//!   one-shot ones. This parser gives the one-shot result.
+//!
+//! `tests/response_template_oracle.rs` checks all this against transformers itself (see the
+//! README): `scripts/hf_response_oracle.py` applies each deviation to the reference, and any
+//! other difference on generated cases ([`case_gen`]) fails.
 //!
 //! # Example
 //!
@@ -125,7 +157,7 @@
 //! }"#).unwrap();
 //!
 //! let text = "<think>Hi?</think><tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
-//! let message = parse_response(&tpl, text, None, None).unwrap();
+//! let message = parse_response(&tpl, text, Some(""), None).unwrap();
 //! assert_eq!(message["thinking"], "Hi?");
 //! assert_eq!(message["tool_calls"][0]["function"]["name"], "f");
 //!
@@ -140,14 +172,18 @@
 //! assert_eq!(streamed, message);
 //! ```
 
+pub mod case_gen;
 pub mod coerce;
 pub mod conformance;
 mod content;
 mod error;
 mod events;
+mod json_dialect;
 mod json_shape;
 mod json_value;
+mod locate;
 mod pattern;
+mod py_number;
 mod scan;
 mod seq;
 mod spec;

@@ -54,6 +54,8 @@ pub(crate) struct Pattern {
     /// Per DFA state (indexed by state id >> stride2): what is known at the end of the
     /// buffer (see [`EndInfo`]); `None` for states not reachable from a start state.
     end_info: Vec<Option<EndInfo>>,
+    /// See [`Pattern::edge_final`].
+    edge_final: bool,
 }
 
 /// The literal every match of a pattern begins with, and its `memmem` searcher.
@@ -129,6 +131,9 @@ pub(crate) struct EndInfo {
     pub(crate) ends_here: bool,
     /// Some continuation could still produce a match ending later.
     pub(crate) extendable: bool,
+    /// A match may end here: the end of input or some next byte confirms it (`x$` after `x`,
+    /// `x\b` after `x`), though others may not.
+    pub(crate) may_end_here: bool,
 }
 
 /// Size limit for each DFA (bytes).
@@ -140,13 +145,26 @@ impl Pattern {
         let mut sorted: Vec<&String> = lits.iter().collect();
         sorted.sort_by_key(|l| std::cmp::Reverse(l.len()));
         let alts: Vec<String> = sorted.iter().map(|l| regex_syntax::escape(l)).collect();
-        Pattern::compile_rust(&alts.join("|"))
+        let mut pattern = Pattern::compile_rust(&alts.join("|"))?;
+        pattern.edge_final = !lits
+            .iter()
+            .any(|a| lits.iter().any(|b| a != b && a.starts_with(b.as_str())));
+        Ok(pattern)
     }
 
     /// Compiles a Python pattern (DOTALL).
     pub(crate) fn python(py: &str) -> Result<Pattern, String> {
         let rust = translate(py, Target::Automaton)?;
         Pattern::compile_rust(&rust)
+    }
+
+    /// Whether a match that reaches the end of the buffer is final there, as the reference
+    /// decides it: only for literals none of which begins another. A match of any other
+    /// delimiter that ends at the end of the buffer waits for more text (or the end of the
+    /// stream), even where nothing could change it, so that its events come with the same
+    /// `feed` call as the reference's.
+    pub(crate) fn edge_final(&self) -> bool {
+        self.edge_final
     }
 
     fn compile_rust(rust: &str) -> Result<Pattern, String> {
@@ -242,6 +260,7 @@ impl Pattern {
             can_start,
             starts,
             end_info,
+            edge_final: false,
         })
     }
 
@@ -255,7 +274,19 @@ impl Pattern {
             .unwrap_or(EndInfo {
                 ends_here: false,
                 extendable: true,
+                may_end_here: true,
             })
+    }
+
+    /// Whether an attempt in state `sid` at the end of the buffer stays undecided there (what
+    /// [`Scanner::settle`](super::scan::Scanner::settle) leaves live): it can still extend,
+    /// or a match ending there depends on what follows, or it holds a match ending there that
+    /// waits for more text (see [`edge_final`](Pattern::edge_final)).
+    pub(crate) fn undecided_at_end(&self, sid: StateID) -> bool {
+        let info = self.end_info(sid);
+        info.extendable
+            || (info.may_end_here && !info.ends_here)
+            || (info.ends_here && !self.edge_final)
     }
 
     /// Named groups of the pattern.
@@ -534,11 +565,14 @@ fn end_info(dfa: &dense::DFA<Vec<u32>>, starts: &[StateID]) -> IdMap<EndInfo> {
                 .copied()
                 .unwrap_or(false)
         });
+        let may_end_here = dfa.is_match_state(dfa.next_eoi_state(*sid))
+            || next.iter().any(|n| dfa.is_match_state(*n));
         out.insert(
             *sid,
             EndInfo {
                 ends_here,
                 extendable,
+                may_end_here,
             },
         );
     }
@@ -557,6 +591,10 @@ fn short_error(message: &str) -> String {
         None => first,
     }
 }
+
+/// The `key` and `value` groups of one `tag_pattern` match (`None`: the group did not take
+/// part in the match).
+pub(crate) type TagPair<'h> = (Option<&'h str>, Option<&'h str>);
 
 /// A `tag_pattern` for `xml-inline`. Patterns the automata engines can run (the same
 /// translation for both targets: no lookaround, backreference or word boundary) use a
@@ -648,7 +686,7 @@ impl AutoTag {
         Some(at + off)
     }
 
-    fn pairs<'h>(&self, hay: &'h str) -> Vec<(&'h str, &'h str)> {
+    fn pairs<'h>(&self, hay: &'h str) -> Vec<TagPair<'h>> {
         let mut out = Vec::new();
         let regex = match &self.ascii {
             Some(ascii) if hay.is_ascii() => ascii,
@@ -657,9 +695,7 @@ impl AutoTag {
         // Created on first use: the sequence matcher usually answers every position.
         let mut caps: Option<regex_automata::util::captures::Captures> = None;
         let group = |caps: &regex_automata::util::captures::Captures, i: usize| {
-            caps.get_group(i)
-                .and_then(|span| hay.get(span.range()))
-                .unwrap_or("")
+            caps.get_group(i).and_then(|span| hay.get(span.range()))
         };
         match &self.first {
             Some(first) => {
@@ -673,7 +709,6 @@ impl AutoTag {
                         .copied()
                         .flatten()
                         .and_then(|(s, e)| hay.get(s..e))
-                        .unwrap_or("")
                 };
                 let mut at = 0;
                 while let Some(pos) = AutoTag::next_candidate(first, hay.as_bytes(), at) {
@@ -728,7 +763,7 @@ impl TagPattern {
     }
 
     /// `(key, value)` of each match, in order. Errors if the backtracking limit is hit.
-    pub(crate) fn pairs<'h>(&self, hay: &'h str) -> Result<Vec<(&'h str, &'h str)>, String> {
+    pub(crate) fn pairs<'h>(&self, hay: &'h str) -> Result<Vec<TagPair<'h>>, String> {
         match &self.auto {
             Some(auto) => Ok(auto.pairs(hay)),
             None => self.pairs_backtracking(hay),
@@ -736,12 +771,12 @@ impl TagPattern {
     }
 
     /// [`pairs`](TagPattern::pairs) on the backtracking engine.
-    fn pairs_backtracking<'h>(&self, hay: &'h str) -> Result<Vec<(&'h str, &'h str)>, String> {
+    fn pairs_backtracking<'h>(&self, hay: &'h str) -> Result<Vec<TagPair<'h>>, String> {
         let mut out = Vec::new();
         for caps in self.regex.captures_iter(hay) {
             let caps = caps.map_err(|e| format!("tag_pattern: {e}"))?;
-            let key = caps.name("key").map_or("", |m| m.as_str());
-            let value = caps.name("value").map_or("", |m| m.as_str());
+            let key = caps.name("key").map(|m| m.as_str());
+            let value = caps.name("value").map(|m| m.as_str());
             out.push((key, value));
         }
         Ok(out)

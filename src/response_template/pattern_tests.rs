@@ -30,11 +30,25 @@ fn end_info_of_literal() {
         p.end_info(s),
         EndInfo {
             ends_here: true,
-            extendable: false
+            extendable: false,
+            may_end_here: true
         }
     );
     let s = p.next(p.start(None), b'a');
     assert!(p.end_info(s).extendable);
+}
+
+#[test]
+fn end_info_of_a_match_only_the_end_confirms() {
+    // `x$` after `x\n`: only the end of input confirms the match; more text kills it.
+    let p = Pattern::python(r"x$").unwrap_or_else(|e| panic!("{e}"));
+    let s = p.next(p.next(p.start(None), b'x'), b'\n');
+    let info = p.end_info(s);
+    assert!(
+        !info.ends_here && !info.extendable && info.may_end_here,
+        "{info:?}"
+    );
+    assert!(p.undecided_at_end(s));
 }
 
 #[test]
@@ -43,7 +57,7 @@ fn tag_pattern_backreference() {
         TagPattern::python(r"<(?P<key>\w+)>(?P<value>.*?)</\1>").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         t.pairs("<a>1</b></a><c>2</c>"),
-        Ok(vec![("a", "1</b>"), ("c", "2")])
+        Ok(vec![(Some("a"), Some("1</b>")), (Some("c"), Some("2"))])
     );
 }
 
@@ -111,9 +125,15 @@ fn ascii_tag_program_agrees_with_unicode() {
     let ascii = "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n2\n</parameter>";
     let mixed = "<parameter=city>\nParís\n</parameter>\n<parameter=días>\n2\n</parameter>";
     let pairs = t.pairs(ascii).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(pairs, vec![("city", "Paris"), ("days", "2")]);
+    assert_eq!(
+        pairs,
+        vec![(Some("city"), Some("Paris")), (Some("days"), Some("2"))]
+    );
     let pairs = t.pairs(mixed).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(pairs, vec![("city", "París"), ("días", "2")]);
+    assert_eq!(
+        pairs,
+        vec![(Some("city"), Some("París")), (Some("días"), Some("2"))]
+    );
     assert_eq!(
         t.pairs_backtracking(ascii)
             .unwrap_or_else(|e| panic!("{e}")),

@@ -32,7 +32,7 @@ fn light_run(pat: &Pattern, mut sid: StateID, bytes: &[u8]) -> Option<StateID> {
             return pat.is_dead(sid).then_some(sid);
         }
     }
-    pat.end_info(sid).extendable.then_some(sid)
+    pat.undecided_at_end(sid).then_some(sid)
 }
 
 /// A decided match `[start, end)` (absolute byte offsets).
@@ -113,8 +113,9 @@ impl Scanner {
 
     /// With a [`single`](Scanner::single) candidate, steps it over all of `bytes` (the text at
     /// this scanner's position, none of which can start a candidate) if every step leads to
-    /// an ordinary state that can still extend (so nothing would be decided, at any byte or
-    /// at the end of the buffer). Returns whether it did; otherwise nothing changed.
+    /// an ordinary state and the last one stays [undecided at the end of the
+    /// buffer](Pattern::undecided_at_end) (so nothing would be decided, at any byte or at the
+    /// end of the buffer). Returns whether it did; otherwise nothing changed.
     pub(crate) fn glide_all(&mut self, pat: &Pattern, bytes: &[u8]) -> bool {
         let Some(c) = self.cands.first_mut() else {
             return false;
@@ -126,8 +127,7 @@ impl Scanner {
                 return false;
             }
         }
-        let info = pat.end_info(sid);
-        if !info.extendable {
+        if !pat.undecided_at_end(sid) {
             return false;
         }
         c.sid = sid;
@@ -363,22 +363,34 @@ impl Scanner {
     }
 
     /// At the end of the buffer (more text may follow): candidates whose state can neither
-    /// extend their match nor produce a later one are decided now. Returns whether a match
-    /// became decided.
+    /// extend their match nor produce a later one are decided now, except a match ending
+    /// right there that what follows may still confirm or refute (`x$`), or of a pattern whose
+    /// matches are not [final at the end of the buffer](Pattern::edge_final). Returns whether a
+    /// match became decided.
     pub(crate) fn settle(&mut self, pat: &Pattern, end: usize, no_empty: Option<usize>) -> bool {
         if self.best.is_some() {
             return false;
         }
         let mut changed = false;
+        let edge_final = pat.edge_final();
         for c in self.cands.iter_mut().filter(|c| !c.done) {
             let info = pat.end_info(c.sid);
-            if !info.extendable {
-                if info.ends_here && !(end == c.start && no_empty == Some(end)) {
-                    c.match_end = Some(end);
-                }
-                c.done = true;
-                changed = true;
+            let excluded = end == c.start && no_empty == Some(end);
+            let ends_here = info.ends_here && !excluded;
+            // Undecided: the attempt can still extend; or a match ending here depends on what
+            // follows (`x$` waits for the end of the stream); or it ends here but waits for
+            // the next byte or the end of the stream anyway (see `Pattern::edge_final`).
+            let waits = info.extendable
+                || (!ends_here && info.may_end_here && !excluded)
+                || (ends_here && !edge_final);
+            if waits {
+                continue;
             }
+            if ends_here {
+                c.match_end = Some(end);
+            }
+            c.done = true;
+            changed = true;
         }
         changed && self.resolve()
     }

@@ -4,8 +4,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::content::Content;
+use super::content::{Content, CONTENT_TYPES};
 use super::error::{Error, ErrorKind, Result};
+use super::locate::locate;
 use super::pattern::Pattern;
 use super::transform::Transform;
 use super::util::{py_list, py_type};
@@ -43,6 +44,8 @@ pub(crate) struct Field {
     pub(crate) content: Content,
     pub(crate) transform: Option<Transform>,
     pub(crate) transform_each: bool,
+    /// The field's value in `defaults`, when it has one (what `repeats`/`join` extend).
+    pub(crate) default: Option<Value>,
 }
 
 /// A delimiter watched by the scanner.
@@ -123,11 +126,15 @@ impl WatchSet {
 
 impl ResponseTemplate {
     /// Loads a template from JSON text (the value of `response_template` in
-    /// `tokenizer_config.json`).
+    /// `tokenizer_config.json`). Load errors give the path of the offending key and its line
+    /// and column in `text`.
     pub fn from_json_str(text: &str) -> Result<ResponseTemplate> {
         let value: Value = serde_json::from_str(text)
             .map_err(|e| Error::load(format!("response_template is not valid JSON: {e}")))?;
-        ResponseTemplate::from_value(&value)
+        ResponseTemplate::from_value(&value).map_err(|e| {
+            let location = locate(text, e.path());
+            e.with_location(location)
+        })
     }
 
     /// Loads a template from a JSON file. A `tokenizer_config.json` (an object with a
@@ -138,13 +145,25 @@ impl ResponseTemplate {
             .map_err(|e| Error::load(format!("cannot read {}: {e}", path.display())))?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| Error::load(format!("{} is not valid JSON: {e}", path.display())))?;
-        match value.get("response_template") {
-            Some(inner) if value.get("fields").is_none() => ResponseTemplate::from_value(inner),
+        let result = match value.get("response_template") {
+            Some(inner) if value.get("fields").is_none() => ResponseTemplate::from_value(inner)
+                .map_err(|e| e.under_path(&["response_template"])),
             _ => ResponseTemplate::from_value(&value),
-        }
+        };
+        result.map_err(|e| {
+            let location = locate(&text, e.path());
+            e.with_location(location)
+        })
     }
 
     /// Loads a template from a parsed JSON value.
+    ///
+    /// Validation is the reference's, and stricter where the reference silently accepts a
+    /// mistake or only fails once a region needs the faulty part: an unknown or misspelled
+    /// key anywhere (top level, field, `content_args`, `value_parser`), a flag that is not a
+    /// bool, an empty `fields` map, a regex that does not compile, a `tag_pattern` without its
+    /// `key` or `value` group, and named groups without a `transform` are load errors that
+    /// name the field and the key ([`Error::path`]).
     pub fn from_value(value: &Value) -> Result<ResponseTemplate> {
         let Value::Object(top) = value else {
             return Err(Error::load(format!(
@@ -152,53 +171,86 @@ impl ResponseTemplate {
                 py_type(value)
             )));
         };
-        match top.get("version") {
-            None | Some(Value::Null) => {}
-            Some(v) if v.as_i64() == Some(1) => {}
-            Some(v) => {
-                return Err(Error::load(format!(
-                    "Unsupported response_template version: {v}"
-                )))
+        if let Some(v) = top.get("version") {
+            if v.as_f64() != Some(1.0) {
+                return Err(
+                    Error::load(format!("Unsupported response_template version: {v}"))
+                        .with_path(&["version"]),
+                );
             }
         }
-        let anchor = load_anchor(top)?;
+        let mut unknown: Vec<&String> = top
+            .keys()
+            .filter(|k| !TOP_KEYS.contains(&k.as_str()))
+            .collect();
+        if let Some(first) = unknown.first().copied() {
+            unknown.sort();
+            return Err(Error::load(format!(
+                "Unknown keys in response_template: {} (known keys: {})",
+                py_list(&unknown),
+                py_list(&TOP_KEYS)
+            ))
+            .with_path(&[first]));
+        }
         let defaults = match top.get("defaults") {
-            None | Some(Value::Null) => Map::new(),
+            None => Map::new(),
             Some(Value::Object(d)) => d.clone(),
             Some(other) => {
                 return Err(Error::load(format!(
-                    "response_template 'defaults' must be a dict, got {}",
+                    "response_template.defaults must be a dict, got {}",
                     py_type(other)
-                )))
+                ))
+                .with_path(&["defaults"]))
             }
         };
         let field_specs = match top.get("fields") {
-            Some(Value::Object(f)) => f,
+            Some(Value::Object(f)) if !f.is_empty() => f,
             Some(other) => {
                 return Err(Error::load(format!(
-                    "response_template 'fields' must be a dict, got {}",
-                    py_type(other)
-                )))
+                    "response_template.fields must be a non-empty dict, got {}",
+                    if other.is_object() {
+                        "an empty dict"
+                    } else {
+                        py_type(other)
+                    }
+                ))
+                .with_path(&["fields"]))
             }
-            None => return Err(Error::load("response_template must define 'fields'")),
+            None => {
+                return Err(Error::load(
+                    "response_template.fields must be a non-empty dict (it is missing)",
+                ))
+            }
         };
-        let implicit_names: Vec<&String> = field_specs
+        let mut fields = Vec::with_capacity(field_specs.len());
+        for (name, spec) in field_specs {
+            let mut field = load_field(name, spec).map_err(|e| {
+                let path: Vec<String> = ["fields", name.as_str()]
+                    .into_iter()
+                    .map(str::to_owned)
+                    .chain(e.path().iter().cloned())
+                    .collect();
+                Error::load(e.message().to_owned())
+                    .with_field(name)
+                    .with_path(&path)
+            })?;
+            field.default = defaults.get(name).cloned();
+            fields.push(field);
+        }
+        let implicit_names: Vec<&str> = fields
             .iter()
-            .filter(|(_, spec)| spec.get("open").is_none() && spec.get("open_pattern").is_none())
-            .map(|(name, _)| name)
+            .filter(|f| f.open.is_none())
+            .map(|f| f.name.as_str())
             .collect();
         if implicit_names.len() > 1 {
-            let names: Vec<&str> = implicit_names.iter().map(|s| s.as_str()).collect();
             return Err(Error::load(format!(
                 "At most one field may omit 'open'/'open_pattern' (that field becomes the \
                  implicit-open / leftover sink). Found: {}",
-                names.join(", ")
-            )));
+                implicit_names.join(", ")
+            ))
+            .with_path(&["fields", implicit_names[1]]));
         }
-        let mut fields = Vec::with_capacity(field_specs.len());
-        for (name, spec) in field_specs {
-            fields.push(load_field(name, spec).map_err(|e| e.with_field(name))?);
-        }
+        let anchor = load_anchor(top)?;
         let implicit = fields.iter().position(|f| f.open.is_none());
         let mut template = ResponseTemplate {
             defaults,
@@ -293,104 +345,145 @@ impl ResponseTemplate {
     }
 }
 
+/// The keys a template may have.
+const TOP_KEYS: [&str; 5] = [
+    "version",
+    "defaults",
+    "fields",
+    "start_anchor",
+    "start_anchor_pattern",
+];
+
+/// The keys a field may have.
+const FIELD_KEYS: [&str; 11] = [
+    "open",
+    "open_pattern",
+    "close",
+    "close_pattern",
+    "content",
+    "content_args",
+    "repeats",
+    "join",
+    "optional",
+    "transform",
+    "transform_each",
+];
+
 fn load_anchor(top: &Map<String, Value>) -> Result<Anchor> {
-    let literal = top.get("start_anchor").filter(|v| !v.is_null());
-    let pattern = top.get("start_anchor_pattern").filter(|v| !v.is_null());
+    let literal = top.get("start_anchor");
+    let pattern = top.get("start_anchor_pattern");
     match (literal, pattern) {
         (None, None) => Err(Error::load(
             "response_template must define 'start_anchor' or 'start_anchor_pattern'.",
         )),
         (Some(_), Some(_)) => Err(Error::load(
-            "response_template must define only one of 'start_anchor' or 'start_anchor_pattern'.",
-        )),
-        (Some(lit), None) => literals(lit, "start_anchor").map(Anchor::Literals),
+            "response_template: cannot specify both 'start_anchor' and 'start_anchor_pattern'",
+        )
+        .with_path(&["start_anchor_pattern"])),
+        (Some(lit), None) => literals(lit, "start_anchor")
+            .map(Anchor::Literals)
+            .map_err(|e| Error::load(e).with_path(&["start_anchor"])),
         (None, Some(Value::String(p))) => Pattern::python(p)
             .map(|p| Anchor::Pattern(Box::new(p)))
-            .map_err(|e| Error::load(format!("invalid start_anchor_pattern {p:?}: {e}"))),
+            .map_err(|e| {
+                Error::load(format!("invalid start_anchor_pattern regex {p:?}: {e}"))
+                    .with_path(&["start_anchor_pattern"])
+            }),
         (None, Some(other)) => Err(Error::load(format!(
             "'start_anchor_pattern' must be a string, got {}",
             py_type(other)
-        ))),
+        ))
+        .with_path(&["start_anchor_pattern"])),
     }
 }
 
-/// Validates a literal or literal list (`open`, `close`, `start_anchor`).
-fn literals(v: &Value, key: &str) -> Result<Vec<String>> {
-    let lits = match v {
+/// Validates a literal or literal list (`open`, `close`, `start_anchor`); duplicates are
+/// dropped (first one kept).
+fn literals(v: &Value, key: &str) -> std::result::Result<Vec<String>, String> {
+    let mut lits: Vec<String> = match v {
         Value::String(s) => vec![s.clone()],
         Value::Array(items) => {
             if items.is_empty() {
-                return Err(Error::load(format!(
-                    "'{key}' list must contain at least one literal"
-                )));
+                return Err(format!("'{key}' list must contain at least one literal"));
             }
             let mut out = Vec::with_capacity(items.len());
             for item in items {
                 match item {
                     Value::String(s) => out.push(s.clone()),
-                    _ => {
-                        return Err(Error::load(format!(
-                            "'{key}' list must contain only strings"
-                        )))
-                    }
+                    _ => return Err(format!("'{key}' list must contain only strings")),
                 }
             }
             out
         }
         other => {
-            return Err(Error::load(format!(
+            return Err(format!(
                 "'{key}' must be a string or list of strings, got {}",
                 py_type(other)
-            )))
+            ))
         }
     };
     if lits.iter().any(String::is_empty) {
-        return Err(Error::load(format!(
-            "'{key}' literals cannot be empty strings"
-        )));
+        return Err(format!("'{key}' literals cannot be empty strings"));
     }
+    let mut seen = Vec::with_capacity(lits.len());
+    lits.retain(|l| {
+        let new = !seen.contains(l);
+        if new {
+            seen.push(l.clone());
+        }
+        new
+    });
     Ok(lits)
 }
 
-fn field_error(name: &str, message: impl std::fmt::Display) -> Error {
-    Error::load(format!("Field '{name}': {message}"))
+/// A field-level error: the message (prefixed with the field, as the reference's are) and
+/// the key at fault, below the field.
+fn field_error(name: &str, key: &[&str], message: impl std::fmt::Display) -> Error {
+    Error::load(format!("Field '{name}': {message}")).with_path(key)
 }
 
 /// Compiles `open`/`open_pattern` (or `close`/`close_pattern`).
 fn delimiter(name: &str, spec: &Map<String, Value>, key: &str) -> Result<Option<Pattern>> {
     let pattern_key = format!("{key}_pattern");
-    let lit = spec.get(key).filter(|v| !v.is_null());
-    let pat = spec.get(&pattern_key).filter(|v| !v.is_null());
-    match (lit, pat) {
+    match (spec.get(key), spec.get(&pattern_key)) {
         (Some(_), Some(_)) => Err(field_error(
             name,
-            format!("set either '{key}' or '{pattern_key}', not both"),
+            &[&pattern_key],
+            format!("cannot specify both '{key}' and '{pattern_key}'"),
         )),
         (None, None) => Ok(None),
         // Deliberate deviation: `close: "eos"` means "until the end of the stream".
         (Some(Value::String(s)), None) if key == "close" && s == "eos" => Ok(None),
         (Some(lit), None) => {
-            let lits = literals(lit, key).map_err(|e| field_error(name, e.message()))?;
+            let lits = literals(lit, key).map_err(|e| field_error(name, &[key], e))?;
             Pattern::literals(&lits)
                 .map(Some)
-                .map_err(|e| field_error(name, e))
+                .map_err(|e| field_error(name, &[key], e))
         }
-        (None, Some(Value::String(p))) => Pattern::python(p)
-            .map(Some)
-            .map_err(|e| field_error(name, format!("invalid {pattern_key} {p:?}: {e}"))),
+        (None, Some(Value::String(p))) => Pattern::python(p).map(Some).map_err(|e| {
+            field_error(
+                name,
+                &[&pattern_key],
+                format!("invalid {pattern_key} regex {p:?}: {e}"),
+            )
+        }),
         (None, Some(other)) => Err(field_error(
             name,
+            &[&pattern_key],
             format!("'{pattern_key}' must be a string, got {}", py_type(other)),
         )),
     }
 }
 
+/// A boolean key: absent gives `default`; anything but `true`/`false` is an error (the
+/// reference would read `"no"` as true).
 fn flag(name: &str, spec: &Map<String, Value>, key: &str, default: bool) -> Result<bool> {
     match spec.get(key) {
-        None | Some(Value::Null) => Ok(default),
+        None => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
         Some(other) => Err(field_error(
             name,
+            &[key],
             format!("'{key}' must be a bool, got {}", py_type(other)),
         )),
     }
@@ -398,63 +491,98 @@ fn flag(name: &str, spec: &Map<String, Value>, key: &str, default: bool) -> Resu
 
 fn load_field(name: &str, spec: &Value) -> Result<Field> {
     let Value::Object(spec) = spec else {
+        return Err(Error::load(format!(
+            "Field '{name}' must be a dict, got {}",
+            py_type(spec)
+        )));
+    };
+    let mut unknown: Vec<&String> = spec
+        .keys()
+        .filter(|k| !FIELD_KEYS.contains(&k.as_str()))
+        .collect();
+    if let Some(first) = unknown.first().copied() {
+        unknown.sort();
         return Err(field_error(
             name,
-            format!("field spec must be a dict, got {}", py_type(spec)),
+            &[first],
+            format!(
+                "unknown keys {} (known keys: {})",
+                py_list(&unknown),
+                py_list(&FIELD_KEYS)
+            ),
         ));
-    };
-    let open = delimiter(name, spec, "open")?;
-    let close = delimiter(name, spec, "close")?;
-    let repeats = flag(name, spec, "repeats", false)?;
-    let optional = flag(name, spec, "optional", true)?;
-    let transform_each = flag(name, spec, "transform_each", false)?;
-    let join = match spec.get("join") {
-        None | Some(Value::Null) => None,
-        Some(_) if !repeats => return Err(field_error(name, "'join' requires 'repeats': true")),
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            return Err(field_error(
-                name,
-                format!("'join' must be a string, got {}", py_type(other)),
-            ))
-        }
-    };
+    }
     let content_name = match spec.get("content") {
-        None | Some(Value::Null) => "text",
+        None => "text",
         Some(Value::String(s)) => s.as_str(),
         Some(other) => {
             return Err(field_error(
                 name,
+                &["content"],
                 format!("'content' must be a string, got {}", py_type(other)),
             ))
         }
     };
-    let empty = Map::new();
-    let args = match spec.get("content_args") {
-        None | Some(Value::Null) => &empty,
-        Some(Value::Object(a)) => a,
+    if !CONTENT_TYPES.contains(&content_name) {
+        return Err(field_error(
+            name,
+            &["content"],
+            format!(
+                "unknown content parser '{content_name}'. Available: {}",
+                py_list(&CONTENT_TYPES)
+            ),
+        ));
+    }
+    let open = delimiter(name, spec, "open")?;
+    let close = delimiter(name, spec, "close")?;
+    let repeats = flag(name, spec, "repeats", false)?;
+    let join = match spec.get("join") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
         Some(other) => {
             return Err(field_error(
                 name,
-                format!("'content_args' must be a dict, got {}", py_type(other)),
+                &["join"],
+                format!("'join' must be a string, got {}", py_type(other)),
             ))
         }
     };
-    let content = Content::compile(content_name, args).map_err(|e| field_error(name, e))?;
+    if join.is_some() && !repeats {
+        return Err(field_error(
+            name,
+            &["join"],
+            "'join' requires 'repeats': true",
+        ));
+    }
+    let transform_each = flag(name, spec, "transform_each", false)?;
     let transform = match spec.get("transform") {
         None | Some(Value::Null) => None,
-        Some(t) => Some(Transform::compile(t, name).map_err(Error::load)?),
+        Some(t) => Some(
+            Transform::compile(t, name).map_err(|e| Error::load(e).with_path(&["transform"]))?,
+        ),
     };
     if transform_each && transform.is_none() {
-        return Err(field_error(name, "'transform_each' requires a 'transform'"));
+        return Err(field_error(
+            name,
+            &["transform_each"],
+            "transform_each is set but no transform was provided",
+        ));
     }
     let mut groups: Vec<String> = Vec::new();
     for p in open.iter().chain(close.iter()) {
         groups.extend(p.names().iter().cloned());
     }
     if !groups.is_empty() && transform.is_none() {
+        groups.sort();
+        groups.dedup();
+        let key = if open.as_ref().is_some_and(|p| !p.names().is_empty()) {
+            "open_pattern"
+        } else {
+            "close_pattern"
+        };
         return Err(field_error(
             name,
+            &[key],
             format!(
                 "open_pattern/close_pattern declares named group(s) {}, but the field has no \
                  'transform'. Named captures are only surfaced through a 'transform' template \
@@ -464,6 +592,24 @@ fn load_field(name: &str, spec: &Value) -> Result<Field> {
             ),
         ));
     }
+    let optional = flag(name, spec, "optional", true)?;
+    let empty = Map::new();
+    let args = match spec.get("content_args") {
+        None => &empty,
+        Some(Value::Object(a)) => a,
+        Some(other) => {
+            return Err(field_error(
+                name,
+                &["content_args"],
+                format!("'content_args' must be a dict, got {}", py_type(other)),
+            ))
+        }
+    };
+    let content = Content::compile(content_name, args).map_err(|e| {
+        let mut path = vec!["content_args"];
+        path.extend(e.path.iter().map(String::as_str));
+        field_error(name, &path, e.message)
+    })?;
     Ok(Field {
         name: name.to_owned(),
         open,
@@ -474,6 +620,7 @@ fn load_field(name: &str, spec: &Value) -> Result<Field> {
         content,
         transform,
         transform_each,
+        default: None,
     })
 }
 

@@ -18,27 +18,34 @@ fn with_fields(fields: Value) -> Value {
 
 #[test]
 fn anchors() {
-    assert!(load_err(json!({"fields": {}})).contains("must define 'start_anchor'"));
+    assert!(load_err(json!({"fields": {"c": {}}})).contains("must define 'start_anchor'"));
+    assert!(load_err(
+        json!({"start_anchor": "a", "start_anchor_pattern": "b", "fields": {"c": {}}})
+    )
+    .contains("cannot specify both"));
     assert!(
-        load_err(json!({"start_anchor": "a", "start_anchor_pattern": "b", "fields": {}}))
-            .contains("only one")
+        load_err(json!({"start_anchor_pattern": "(?=a)", "fields": {"c": {}}}))
+            .contains("lookaround")
     );
-    assert!(
-        load_err(json!({"start_anchor_pattern": "(?=a)", "fields": {}})).contains("lookaround")
-    );
-    assert!(
-        ResponseTemplate::from_value(&json!({"start_anchor": ["a", "b"], "fields": {}})).is_ok()
-    );
+    assert!(load_err(json!({"start_anchor": null, "fields": {"c": {}}})).contains("got NoneType"));
+    assert!(ResponseTemplate::from_value(
+        &json!({"start_anchor": ["a", "b"], "fields": {"c": {}}})
+    )
+    .is_ok());
 }
 
 #[test]
 fn version() {
     assert!(
-        load_err(json!({"version": 2, "start_anchor": "a", "fields": {}}))
+        load_err(json!({"version": 2, "start_anchor": "a", "fields": {"c": {}}}))
             .contains("Unsupported response_template version: 2")
     );
+    assert!(
+        load_err(json!({"version": null, "start_anchor": "a", "fields": {"c": {}}}))
+            .contains("Unsupported")
+    );
     assert!(ResponseTemplate::from_value(
-        &json!({"version": 1, "start_anchor": "a", "fields": {}})
+        &json!({"version": 1, "start_anchor": "a", "fields": {"c": {}}})
     )
     .is_ok());
 }
@@ -61,7 +68,7 @@ fn literals_and_patterns() {
     assert!(load_err(with_fields(
         json!({"x": {"open": "a", "open_pattern": "b"}})
     ))
-    .contains("not both"));
+    .contains("cannot specify both"));
     assert!(load_err(with_fields(json!({"x": {"open_pattern": "(a"}})))
         .contains("invalid open_pattern"));
     assert!(load_err(with_fields(
@@ -105,7 +112,7 @@ fn content_and_transform() {
     assert!(load_err(with_fields(
         json!({"x": {"open": "a", "transform_each": true}})
     ))
-    .contains("requires a 'transform'"));
+    .contains("no transform was provided"));
     assert!(
         load_err(with_fields(json!({"x": {"open": "a", "repeats": "yes"}})))
             .contains("must be a bool")
@@ -119,21 +126,29 @@ fn content_and_transform() {
 #[test]
 fn shapes() {
     assert!(load_err(json!([])).contains("must be a dict"));
-    assert!(load_err(json!({"start_anchor": "a"})).contains("'fields'"));
+    assert!(load_err(json!({"start_anchor": "a"})).contains("fields must be a non-empty dict"));
+    assert!(load_err(json!({"start_anchor": "a", "fields": []}))
+        .contains("fields must be a non-empty dict, got list"));
+    assert!(load_err(json!({"start_anchor": "a", "fields": {}})).contains("an empty dict"));
     assert!(
-        load_err(json!({"start_anchor": "a", "fields": [], })).contains("'fields' must be a dict")
+        load_err(json!({"start_anchor": "a", "defaults": null, "fields": {"c": {}}}))
+            .contains("defaults must be a dict")
     );
-    assert!(load_err(with_fields(json!({"x": 3}))).contains("field spec must be a dict"));
+    assert!(load_err(with_fields(json!({"x": 3}))).contains("Field 'x' must be a dict"));
     assert!(ResponseTemplate::from_json_str("{").is_err());
 }
 
 #[test]
 fn prefix_cut() {
-    let t = ResponseTemplate::from_value(&json!({"start_anchor": ["<a>", "<bb>"], "fields": {}}));
+    let t = ResponseTemplate::from_value(
+        &json!({"start_anchor": ["<a>", "<bb>"], "fields": {"c": {}}}),
+    );
     let t = t.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(t.cut_prefix("x<a>1<bb>2<a>3"), "3");
     assert_eq!(t.cut_prefix("none"), "none");
-    let t = ResponseTemplate::from_value(&json!({"start_anchor_pattern": r"<t\d>", "fields": {}}));
+    let t = ResponseTemplate::from_value(
+        &json!({"start_anchor_pattern": r"<t\d>", "fields": {"c": {}}}),
+    );
     let t = t.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(t.cut_prefix("<t1>a<t2>b"), "b");
 }
@@ -154,4 +169,58 @@ fn from_path_accepts_a_tokenizer_config() {
         Err(ErrorKind::Load)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn load_error(v: Value) -> Error {
+    match ResponseTemplate::from_value(&v) {
+        Ok(_) => panic!("template loaded: {v}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn unknown_keys_are_errors_with_their_path() {
+    let e = load_error(json!({"start_anchor": "a", "fields": {"c": {}}, "stop": 1}));
+    assert_eq!(e.path(), ["stop"]);
+    assert!(
+        e.message()
+            .contains("Unknown keys in response_template: ['stop']"),
+        "{e}"
+    );
+    let e = load_error(with_fields(json!({"c": {}, "tool": {"opn": "<t>"}})));
+    assert_eq!(e.path(), ["fields", "tool", "opn"]);
+    assert_eq!(e.field(), Some("tool"));
+    assert!(e.message().contains("unknown keys ['opn']"), "{e}");
+    let e = load_error(with_fields(
+        json!({"c": {"content": "text", "content_args": {"stirp": false}}}),
+    ));
+    assert_eq!(e.path(), ["fields", "c", "content_args", "stirp"]);
+    let e = load_error(with_fields(json!({"c": {"optional": "no"}})));
+    assert_eq!(e.path(), ["fields", "c", "optional"]);
+    let e = load_error(with_fields(json!({"c": {"open": null}})));
+    assert_eq!(e.path(), ["fields", "c", "open"]);
+    let e = load_error(with_fields(json!({"c": {"open_pattern": "<(a"}})));
+    assert_eq!(e.path(), ["fields", "c", "open_pattern"]);
+    assert!(e.message().contains("invalid open_pattern regex"), "{e}");
+    let e = load_error(with_fields(json!({"c": {"content": "xml-inline",
+        "content_args": {"tag_pattern": "<(?P<k>\\w+)>(?P<value>.*)"}}})));
+    assert_eq!(e.path(), ["fields", "c", "content_args", "tag_pattern"]);
+    assert!(e.message().contains("no named group 'key'"), "{e}");
+}
+
+#[test]
+fn errors_from_json_text_give_line_and_column() {
+    let text = "{\n  \"start_anchor\": \"A\",\n  \"fields\": {\n    \"content\": {\"clsoe\": \"<e>\"}\n  }\n}";
+    let e = ResponseTemplate::from_json_str(text)
+        .err()
+        .unwrap_or_else(|| panic!("loaded"));
+    assert_eq!(e.path(), ["fields", "content", "clsoe"]);
+    assert_eq!(e.location(), Some((4, 17)));
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with(
+            "load error in field 'content' at fields.content.clsoe (line 4, column 17): "
+        ),
+        "{shown}"
+    );
 }

@@ -9,7 +9,7 @@ use super::error::{Error, ErrorKind, Result};
 use super::events::Event;
 use super::scan::{Found, Scanner};
 use super::spec::{ResponseTemplate, Watch, WatchSet};
-use super::util::is_empty;
+use super::util::{is_empty, py_type};
 
 /// A streaming parser for one generation. Create it with [`ResponseParser::new`], replay
 /// [`initial_events`](ResponseParser::initial_events), call [`feed`](ResponseParser::feed) with
@@ -44,7 +44,8 @@ pub struct ResponseParser<'t> {
     /// Idle scanners have (lazily) scanned up to here: the fast path of `push` moves this
     /// instead of every scanner.
     skipped_to: usize,
-    /// An empty match may not end where the previous delimiter ended.
+    /// An empty match may not end here: where the previous delimiter ended, when that
+    /// delimiter's match was empty too.
     no_empty: Option<usize>,
     out: Map<String, Value>,
     /// Region values not yet folded into `out` (streaming only): each is shared with its
@@ -74,8 +75,9 @@ pub struct ResponseParser<'t> {
     held: Option<usize>,
     /// Set while one match attempt glides (see [`glide`](ResponseParser::glide)) and the
     /// buffer ends with a proper piece of the watch set's shared literal starting at this
-    /// absolute position: the idle scanners have (lazily) scanned up to it, and each feed is
-    /// compared with the literal and stepped by the gliding candidate alone (see
+    /// absolute position: the idle scanners have (lazily) scanned up to it, the gliding
+    /// candidate has stepped over the feed that began the hold, and each feed is compared with
+    /// the literal and stepped by the gliding candidate alone (see
     /// [`ResponseParser::feed_glide_held`]).
     glide_held: Option<usize>,
     /// The event buffer [`feed_with`](ResponseParser::feed_with) reuses for feeds that do not
@@ -129,9 +131,12 @@ impl Fast<'_> {
 }
 
 impl<'t> ResponseParser<'t> {
-    /// Creates a parser. The prefix (the prompt, or `None`) is cut after its last start anchor
-    /// and processed like generated text; its events become
-    /// [`initial_events`](ResponseParser::initial_events). `tools` enables argument coercion.
+    /// Creates a parser. The prefix (the prompt) is cut after its last start anchor and
+    /// processed like generated text; its events become
+    /// [`initial_events`](ResponseParser::initial_events). The prefix is required, as in the
+    /// reference: `None` is an [`ErrorKind::Init`] error (templates often pre-write part of the
+    /// message, an opening `<think>` say, which the parser must see); pass `Some("")` when the
+    /// text holds the whole message. `tools` enables argument coercion.
     pub fn new(
         tpl: &'t ResponseTemplate,
         prefix: Option<&str>,
@@ -176,14 +181,15 @@ impl<'t> ResponseParser<'t> {
             scratch: Vec::new(),
         };
         parser.reset_scanners();
-        if let Some(prefix) = prefix {
-            let cut = tpl.cut_prefix(prefix);
-            let mut events = Vec::new();
-            parser
-                .push(cut, false, &mut events)
-                .map_err(|e| e.with_kind(ErrorKind::Init))?;
-            parser.initial = events;
-        }
+        let Some(prefix) = prefix else {
+            return Err(Error::new(ErrorKind::Init, MISSING_PREFIX));
+        };
+        let cut = tpl.cut_prefix(prefix);
+        let mut events = Vec::new();
+        parser
+            .push(cut, false, &mut events)
+            .map_err(|e| e.with_kind(ErrorKind::Init))?;
+        parser.initial = events;
         Ok(parser)
     }
 
@@ -225,7 +231,7 @@ impl<'t> ResponseParser<'t> {
     /// let tpl = ResponseTemplate::from_json_str(
     ///     r#"{"start_anchor": "A:", "fields": {"content": {"close": "<end>"}}}"#,
     /// ).unwrap();
-    /// let mut parser = ResponseParser::new(&tpl, None, None).unwrap();
+    /// let mut parser = ResponseParser::new(&tpl, Some(""), None).unwrap();
     /// let mut text = String::new();
     /// for piece in ["Hel", "lo<e", "nd>"] {
     ///     parser
@@ -413,10 +419,10 @@ impl<'t> ResponseParser<'t> {
 
     /// A feed while [`glide_held`](ResponseParser::glide_held). If the feed continues the
     /// held piece and the literal is still not complete, it is only appended (no scanner
-    /// moves: the gliding candidate still stands where the hold began). If it departs from
-    /// the literal, nothing can start at the held position; unless the text after it can
-    /// start a delimiter, the idle scanners skip it all and the gliding candidate steps over
-    /// the held text. Otherwise (the literal is complete, another start follows, or the
+    /// moves: the gliding candidate still stands at the end of the feed that began the hold).
+    /// If it departs from the literal, nothing can start at the held position; unless the
+    /// text after it can start a delimiter, the idle scanners skip it all and the gliding
+    /// candidate steps over the text it has not read. Otherwise (the literal is complete, another start follows, or the
     /// candidate cannot glide over the text) the general path scans: the gliding scanner from
     /// where it stands, the idle ones from the held position. Each held byte is stepped once.
     fn feed_glide_held(
@@ -525,11 +531,18 @@ impl<'t> ResponseParser<'t> {
             }
         } else if let Some(glide) = self.glide.filter(|_| starts & starts.wrapping_sub(1) == 0) {
             let i = starts.trailing_zeros() as usize;
-            if bytes.len() - i < ws.shared().len() && self.scanners.len() > glide.scanner {
+            let glided = bytes.len() - i < ws.shared().len()
+                && self
+                    .scanners
+                    .get_mut(glide.scanner)
+                    .is_some_and(|sc| sc.pos() == end && sc.glide_all(glide.pat, bytes));
+            if glided {
                 // One start, a piece of the shared literal that ends the feed, while one
-                // attempt glides: hold the feed (the idle scanners have nothing to start
-                // before the piece; the gliding candidate steps over it all once the hold
-                // ends).
+                // attempt glides on over the whole feed, still undecided (so all its text
+                // stays held back): hold the feed (the idle scanners have nothing to start
+                // before the piece; the gliding candidate goes on from the end of the feed once
+                // the hold ends). Where the attempt would end or be decided within the feed,
+                // text may be due: the light or general path takes the feed.
                 append(&mut self.buf, chunk);
                 self.skipped_to = end + i;
                 self.glide_held = Some(end + i);
@@ -621,16 +634,15 @@ impl<'t> ResponseParser<'t> {
         }
         for (f, value, present) in std::mem::take(&mut self.pending) {
             let value = Arc::try_unwrap(value).unwrap_or_else(|shared| (*shared).clone());
-            self.store(f, value, present)
-                .map_err(|m| Error::new(ErrorKind::Finalize, m))?;
+            self.store(f, value, present);
         }
+        // A required field is there when a region of it closed, or when it has a default.
         let missing: Vec<&str> = self
             .tpl
             .fields
             .iter()
-            .zip(&self.present)
-            .filter(|(f, present)| !f.optional && !**present)
-            .map(|(f, _)| f.name.as_str())
+            .filter(|f| !f.optional && !self.out.contains_key(&f.name))
+            .map(|f| f.name.as_str())
             .collect();
         if !missing.is_empty() {
             return Err(Error::new(
@@ -798,25 +810,28 @@ impl<'t> ResponseParser<'t> {
     }
 
     /// Picks the winning decided match, if no undecided candidate could still beat it:
-    /// earliest start, then longest, then an open before a close, then template order.
+    /// earliest start, then longest, then an open before a close, then the field name that
+    /// sorts first (the reference's order).
     fn decide(&self) -> Option<(usize, Found)> {
         let ws = self.tpl.watches.get(self.watch)?;
+        let tpl = self.tpl;
+        let rank = |i: usize| {
+            let w = ws.items.get(i);
+            let f = match w {
+                Some(Watch::Open(f) | Watch::Close(f)) => *f,
+                None => usize::MAX,
+            };
+            let name = tpl.fields.get(f).map_or("", |f| f.name.as_str());
+            (matches!(w, Some(Watch::Close(_))), name)
+        };
         let mut best: Option<(usize, Found)> = None;
         for (i, sc) in self.scanners.iter().enumerate() {
             let Some(f) = sc.best() else { continue };
             let better = match best {
                 None => true,
                 Some((bi, b)) => {
-                    let rank = |w: Option<&Watch>| matches!(w, Some(Watch::Close(_)));
-                    (
-                        f.start,
-                        std::cmp::Reverse(f.end - f.start),
-                        rank(ws.items.get(i)),
-                    ) < (
-                        b.start,
-                        std::cmp::Reverse(b.end - b.start),
-                        rank(ws.items.get(bi)),
-                    )
+                    (f.start, std::cmp::Reverse(f.end - f.start), rank(i))
+                        < (b.start, std::cmp::Reverse(b.end - b.start), rank(bi))
                 }
             };
             if better {
@@ -873,7 +888,9 @@ impl<'t> ResponseParser<'t> {
         }
         self.emit_pos = found.end;
         self.scan_pos = found.end;
-        self.no_empty = Some(found.end);
+        // Two empty matches in a row at one position are not taken (the parser always makes
+        // progress); an empty match right after a non-empty one is (as in the reference).
+        self.no_empty = (found.start == found.end).then_some(found.end);
         self.reset_scanners();
         Ok(())
     }
@@ -943,31 +960,39 @@ impl<'t> ResponseParser<'t> {
         let mut value = match &field.transform {
             None => content,
             Some(t) => {
+                // The groups that took part in the delimiters' matches (the reference leaves
+                // out the others, so naming one is an undefined placeholder).
                 let mut scope = Map::with_capacity(self.region_caps.len() + close_caps.len() + 1);
                 for (k, v) in std::mem::take(&mut self.region_caps)
                     .into_iter()
                     .chain(close_caps)
                 {
-                    scope.insert(k, v.map_or(Value::Null, Value::String));
+                    if let Some(v) = v {
+                        scope.insert(k, Value::String(v));
+                    }
                 }
                 if field.transform_each {
+                    // Each item (a dict) is applied with its keys joining the groups.
                     let Value::Array(items) = content else {
                         return Err(fail(format!(
-                            "Field '{}': 'transform_each' requires the parsed content to be a \
-                             list, got {}",
+                            "Field '{}': transform_each requires the parsed content to be a \
+                             list, got {}.",
                             field.name,
-                            super::util::py_type(&content)
+                            py_type(&content)
                         )));
                     };
                     let mut out = Vec::with_capacity(items.len());
                     for item in items {
+                        let Value::Object(m) = item else {
+                            return Err(fail(format!(
+                                "Field '{}': transform_each requires each list element to be \
+                                 a dict, got {}.",
+                                field.name,
+                                py_type(&item)
+                            )));
+                        };
                         let mut s = scope.clone();
-                        if let Value::Object(m) = &item {
-                            for (k, v) in m {
-                                s.insert(k.clone(), v.clone());
-                            }
-                        }
-                        s.insert("content".into(), item);
+                        s.extend(m);
                         out.push(t.apply(&mut s).map_err(fail)?);
                     }
                     Value::Array(out)
@@ -981,14 +1006,13 @@ impl<'t> ResponseParser<'t> {
             value = coerce_tool_calls(&value, &self.tools);
         }
         let present = self.present.get(f).copied().unwrap_or(false);
+        self.check_store(f, &value, present).map_err(fail)?;
         if let Some(p) = self.present.get_mut(f) {
             *p = true;
         }
         if self.quiet {
-            return self.store(f, value, present).map_err(fail);
-        }
-        if field.join.is_some() && !value.is_string() {
-            return Err(fail(join_error(&field.name, &value)));
+            self.store(f, value, present);
+            return Ok(());
         }
         let value = Arc::new(value);
         self.pending.push((f, Arc::clone(&value), present));
@@ -999,40 +1023,75 @@ impl<'t> ResponseParser<'t> {
         Ok(())
     }
 
-    /// Records one region's value in the output (`join`, `repeats`, or overwrite); `present`:
-    /// whether the field had a value before this one.
-    fn store(&mut self, f: usize, value: Value, present: bool) -> std::result::Result<(), String> {
+    /// Whether a region's value can be recorded (see [`store`](ResponseParser::store)): a
+    /// `join` field needs a string value, and a string (or nothing) before it; a `repeats`
+    /// field a list (or nothing) before its first value. Before a field's first value, what
+    /// is there is its default. Checked when the region closes, so the error is raised there.
+    fn check_store(
+        &self,
+        f: usize,
+        value: &Value,
+        present: bool,
+    ) -> std::result::Result<(), String> {
         let Some(field) = self.tpl.fields.get(f) else {
             return Ok(());
         };
         let name = field.name.as_str();
+        let default = field.default.as_ref().filter(|_| !present);
+        if field.join.is_some() {
+            if !value.is_string() {
+                return Err(join_error(name, value));
+            }
+            if let Some(d) = default.filter(|d| !d.is_string() && !d.is_null()) {
+                return Err(format!(
+                    "Field '{name}': 'join' cannot append to the default of type {}",
+                    py_type(d)
+                ));
+            }
+        } else if field.repeats {
+            if let Some(d) = default.filter(|d| !d.is_array()) {
+                return Err(format!(
+                    "Field '{name}': 'repeats' cannot append to the default: '{}' object has no \
+                     attribute 'append'",
+                    py_type(d)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records one region's value in the output, as the reference does: `join` appends the
+    /// separator and the value to the string there (a default, or earlier matches), or sets
+    /// the value when there is none; `repeats` appends the value to the list there (a default
+    /// list, or earlier matches; a `transform_each` list is one item), or starts one; other
+    /// fields overwrite. `present`: whether the field had a value before this one. The value
+    /// passed [`check_store`](ResponseParser::check_store).
+    fn store(&mut self, f: usize, value: Value, present: bool) {
+        let Some(field) = self.tpl.fields.get(f) else {
+            return;
+        };
+        let name = field.name.as_str();
         if let Some(sep) = &field.join {
             let Value::String(s) = value else {
-                return Err(join_error(name, &value));
+                return;
             };
             match self.out.get_mut(name) {
-                Some(Value::String(prev)) if present => {
+                Some(Value::String(prev)) => {
                     prev.push_str(sep);
                     prev.push_str(&s);
                 }
-                _ => {
+                Some(slot) => *slot = Value::String(s),
+                None => {
                     self.out.insert(name.to_owned(), Value::String(s));
                 }
             }
         } else if field.repeats {
-            match (self.out.get_mut(name), value) {
-                (Some(Value::Array(prev)), Value::Array(items))
-                    if present && field.transform_each =>
-                {
-                    prev.extend(items);
-                }
+            match self.out.get_mut(name) {
                 // One more match: no one-item list to build and drop.
-                (Some(Value::Array(prev)), other) if present => prev.push(other),
-                (_, Value::Array(items)) if field.transform_each => {
-                    self.out.insert(name.to_owned(), Value::Array(items));
-                }
-                (_, other) => {
-                    self.out.insert(name.to_owned(), Value::Array(vec![other]));
+                Some(Value::Array(prev)) => prev.push(value),
+                Some(slot) => *slot = Value::Array(vec![value]),
+                None => {
+                    self.out.insert(name.to_owned(), Value::Array(vec![value]));
                 }
             }
         } else {
@@ -1051,7 +1110,6 @@ impl<'t> ResponseParser<'t> {
                 }
             }
         }
-        Ok(())
     }
 
     /// Whether the next small feed may take [`feed_fast`](ResponseParser::feed_fast) or
@@ -1218,11 +1276,19 @@ fn join_error(name: &str, value: &Value) -> String {
     )
 }
 
+/// The error for a parser created without a prefix (the reference's message).
+const MISSING_PREFIX: &str =
+    "`ResponseParser`/`parse_response` requires `prefix` (the chat prompt \
+    sent to the model before generation), because chat templates often pre-write part of the \
+    assistant message (e.g. an opening `<think>` tag) that the parser must see to parse the \
+    output correctly. If the generation already contains the complete message, pass \
+    `prefix=\"\"` to opt out explicitly.";
+
 /// `compact` does nothing while less than this much text has been handed out.
 const COMPACT_MIN: usize = 4096;
 
-/// Parses a whole output: creates a parser with `prefix` and `tools`, feeds `text` once and
-/// finalizes. Returns the message.
+/// Parses a whole output: creates a parser with `prefix` (required, see
+/// [`ResponseParser::new`]) and `tools`, feeds `text` once and finalizes. Returns the message.
 pub fn parse_response(
     tpl: &ResponseTemplate,
     text: &str,
@@ -1237,3 +1303,7 @@ pub fn parse_response(
 #[cfg(test)]
 #[path = "stream_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "semantics_tests.rs"]
+mod semantics_tests;

@@ -105,7 +105,7 @@ const OVERLAP_TEXTS: &[&str] = &[
 /// through the three event APIs in turn (`feed`, `feed_into`, `feed_with`), so every split
 /// also mixes them.
 fn stream(tpl: &ResponseTemplate, pieces: &[&str]) -> Result<(Value, Vec<Value>)> {
-    let mut parser = ResponseParser::new(tpl, None, None)?;
+    let mut parser = ResponseParser::new(tpl, Some(""), None)?;
     let mut events = Vec::new();
     for (i, piece) in pieces.iter().enumerate() {
         match i % 3 {
@@ -126,7 +126,7 @@ fn stream(tpl: &ResponseTemplate, pieces: &[&str]) -> Result<(Value, Vec<Value>)
 /// split into two feeds, against one feed and against `parse_response`.
 fn check(tpl: &ResponseTemplate, text: &str) {
     let whole = stream(tpl, &[text]).map_err(|e| e.kind());
-    let once = parse_response(tpl, text, None, None).map_err(|e| e.kind());
+    let once = parse_response(tpl, text, Some(""), None).map_err(|e| e.kind());
     assert_eq!(whole.as_ref().map(|w| &w.0), once.as_ref(), "{text:?}");
     let check_pieces = |pieces: &[&str]| {
         let got = stream(tpl, pieces).map_err(|e| e.kind());
@@ -200,8 +200,8 @@ fn feed_with_hands_out_the_events_of_feed() {
     let tpl = shared_template();
     for text in SHARED_TEXTS {
         for n in 1..=5 {
-            let mut by_feed = ResponseParser::new(&tpl, None, None).unwrap();
-            let mut by_sink = ResponseParser::new(&tpl, None, None).unwrap();
+            let mut by_feed = ResponseParser::new(&tpl, Some(""), None).unwrap();
+            let mut by_sink = ResponseParser::new(&tpl, Some(""), None).unwrap();
             let bytes: Vec<usize> = (0..text.len()).step_by(n).chain([text.len()]).collect();
             for w in bytes.windows(2) {
                 let piece = &text[w[0]..w[1]];
@@ -225,7 +225,7 @@ fn feed_with_reports_errors_like_feed() {
         "fields": {"n": {"open": "<n>", "close": "</n>", "content": "int"}}
     }))
     .unwrap();
-    let mut parser = ResponseParser::new(&tpl, None, None).unwrap();
+    let mut parser = ResponseParser::new(&tpl, Some(""), None).unwrap();
     let mut events = Vec::new();
     let err = parser
         .feed_with("<n>x</n>", |event| events.push(event.into_owned()))
@@ -235,7 +235,7 @@ fn feed_with_reports_errors_like_feed() {
     assert_eq!(events.first().map(Event::field), Some("n"));
     assert!(parser.feed_with("more", |_| {}).is_err());
 
-    let mut done = ResponseParser::new(&tpl, None, None).unwrap();
+    let mut done = ResponseParser::new(&tpl, Some(""), None).unwrap();
     done.finalize().unwrap();
     let err = done.feed_with("x", |_| {}).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Feed);
@@ -245,7 +245,7 @@ fn feed_with_reports_errors_like_feed() {
 #[test]
 fn borrowed_and_owned_events_round_trip() {
     let tpl = shared_template();
-    let mut parser = ResponseParser::new(&tpl, None, None).unwrap();
+    let mut parser = ResponseParser::new(&tpl, Some(""), None).unwrap();
     let mut events = parser.feed(SHARED_TEXTS[2]).unwrap();
     events.extend(parser.finalize().unwrap().1);
     assert!(events.len() > 3);

@@ -47,6 +47,14 @@
 //! A field with neither `open` nor `open_pattern` is the *implicit* field (at most one): it
 //! collects text outside every other region. Named groups require a `transform`.
 //!
+//! Any other key (at the top, in a field, in `content_args` for the field's content type, in a
+//! `value_parser`) is a load error, as is a flag that is not `true`/`false`.
+//!
+//! A placeholder is a whole string `{a}` or `{a.b.c}` (Unicode word characters): `a` is
+//! `content` or a named group that took part in the open's or the close's match, each further
+//! name a key of a dict (a list cannot be indexed). With `transform_each`, each list item must
+//! be a dict, and its keys (with the groups) are the scope.
+//!
 //! # Regexes
 //!
 //! Python syntax, `DOTALL` on, `MULTILINE` off: `.` matches newlines, `^` is the start of the
@@ -55,10 +63,13 @@
 //! # Content types
 //!
 //! - `text`: stripped unless `strip: false`.
-//! - `int`, `float`, `bool`: Python-style conversion of the stripped text.
+//! - `int`, `float`: Python's `int()`/`float()` (whitespace, sign, underscores between digits,
+//!   Unicode digits).
+//! - `bool`: `true` when the (stripped) text lowercased is `true` or `1`, else `false`.
 //! - `json`: `string_delims` (pairs of `[open, close]` that wrap strings) are turned into JSON
-//!   strings, then `unquoted_keys` quotes bare keys, then strict JSON; on failure
-//!   `allow_non_json` yields the stripped text.
+//!   strings, then `unquoted_keys` quotes a bare key right after `{` or `,` and right before
+//!   `:` (both outside string literals), then strict JSON (JSON whitespace only); on failure
+//!   `allow_non_json` yields the text (stripped unless `strip: false`).
 //! - `xml-inline`: every `tag_pattern` match gives `key` → `value` (through `value_parser`, a
 //!   `{"name", "args"}` content type, if given); `merge_duplicates` collects repeated keys.
 //! - `kv-lines`: lines split on `line_sep` (default `\n`), each split at the first `kv_sep`
@@ -67,5 +78,6 @@
 //! # Tool coercion
 //!
 //! With `tools`, string arguments of tool-call-shaped values are converted to the types of
-//! their JSON schema (`integer`, `number`, `boolean`, `null`, `object`, `array`); values that
-//! do not convert are kept.
+//! their JSON schema (`integer` — also a whole number written as a float, `3.0` —, `number` —
+//! an integer unless written with a `.` —, `boolean`, `null`, `object`, `array`); values that
+//! do not convert are kept. When several tools share a name, the last one counts.

@@ -2,8 +2,12 @@
 //! from the region's scope (`content` and the named groups of the open/close patterns).
 //!
 //! A string is either exactly one placeholder (the value keeps its type; `a.b.c` walks into
-//! dicts, and into lists by index) or a plain literal. Mixing the two is a load error.
+//! dicts; as in the reference, a list cannot be indexed) or a plain literal. Mixing the two is a
+//! load error.
 
+use std::sync::OnceLock;
+
+use regex_automata::meta;
 use serde_json::{Map, Value};
 
 use super::util::{py_list, py_type};
@@ -32,35 +36,35 @@ pub(crate) enum Transform {
     Array(Vec<Transform>),
 }
 
-/// Parses `{name}` / `{a.b}` when `s` is exactly one placeholder.
-fn placeholder(s: &str) -> Option<Vec<String>> {
-    let inner = s.strip_prefix('{')?.strip_suffix('}')?;
-    let parts: Vec<String> = inner.split('.').map(str::to_owned).collect();
-    let ok = parts.iter().enumerate().all(|(i, p)| {
-        let mut chars = p.chars();
-        match chars.next() {
-            Some(c) if c.is_alphabetic() || c == '_' || (i > 0 && c.is_ascii_digit()) => {
-                chars.all(|c| c.is_alphanumeric() || c == '_')
-            }
-            _ => false,
-        }
-    });
-    ok.then_some(parts)
+/// The reference's placeholder syntax: `{` word (`.` word)* `}`, with Unicode `\w` (the
+/// `regex` module's, which is the Rust engines' too). `.0` is the key `"0"`, not an index.
+const PLACEHOLDER: &str = r"\{\w+(?:\.\w+)*\}";
+
+/// The compiled [`PLACEHOLDER`]: unanchored, and anchored at both ends (`None` only if the
+/// fixed syntax failed to compile, which its tests rule out).
+fn placeholder_regexes() -> Option<&'static (meta::Regex, meta::Regex)> {
+    static REGEXES: OnceLock<Option<(meta::Regex, meta::Regex)>> = OnceLock::new();
+    REGEXES
+        .get_or_init(|| {
+            let search = meta::Regex::new(PLACEHOLDER).ok()?;
+            let whole = meta::Regex::new(&format!("^{PLACEHOLDER}$")).ok()?;
+            Some((search, whole))
+        })
+        .as_ref()
 }
 
-/// Whether `s` contains a `{name}`-like placeholder somewhere.
-fn contains_placeholder(s: &str) -> bool {
-    let mut rest = s;
-    while let Some(open) = rest.find('{') {
-        let tail = rest.get(open..).unwrap_or("");
-        if let Some(close) = tail.find('}') {
-            if placeholder(tail.get(..=close).unwrap_or("")).is_some() {
-                return true;
-            }
-        }
-        rest = tail.get(1..).unwrap_or("");
+/// Parses `{name}` / `{a.b}` when `s` is exactly one placeholder.
+fn placeholder(s: &str) -> Option<Vec<String>> {
+    if !placeholder_regexes()?.1.is_match(s) {
+        return None;
     }
-    false
+    let inner = s.get(1..s.len() - 1)?;
+    Some(inner.split('.').map(str::to_owned).collect())
+}
+
+/// Whether `s` contains a placeholder somewhere.
+fn contains_placeholder(s: &str) -> bool {
+    placeholder_regexes().is_some_and(|(search, _)| search.is_match(s))
 }
 
 impl Transform {
@@ -241,18 +245,6 @@ fn lookup<'s>(
                     ));
                 }
                 map.get_mut(part)
-            }
-            Value::Array(items) => {
-                let len = items.len();
-                match part.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
-                    Some(v) => Some(v),
-                    None => {
-                        return Err(format!(
-                            "transform placeholder '{text}' has no index '{part}' in list of \
-                             length {len}"
-                        ))
-                    }
-                }
             }
             other => {
                 return Err(format!(

@@ -58,7 +58,7 @@ fn lookup_errors() {
     assert!(err.contains("cannot index into str at 'x'"), "{err}");
     let t = Transform::compile(&json!("{content.1}"), "x").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        t.apply(&mut scope(json!({"content": [5, 6]}))),
+        t.apply(&mut scope(json!({"content": {"1": 6}}))),
         Ok(json!(6))
     );
 }
@@ -101,4 +101,29 @@ fn first_failing_placeholder_in_template_order() {
         .err()
         .unwrap_or_default();
     assert!(err.contains("missing key 'b'"), "{err}");
+}
+
+#[test]
+fn placeholder_syntax_is_the_references() {
+    // Unicode word characters, digits first, dotted paths.
+    assert_eq!(placeholder("{日本}"), Some(vec!["日本".to_owned()]));
+    assert_eq!(placeholder("{0}"), Some(vec!["0".to_owned()]));
+    assert_eq!(
+        placeholder("{content.0}"),
+        Some(vec!["content".to_owned(), "0".to_owned()])
+    );
+    assert_eq!(placeholder("{a-b}"), None);
+    assert_eq!(placeholder("{a..b}"), None);
+    assert!(contains_placeholder("x {a} y"));
+    assert!(!contains_placeholder("{ a }"));
+}
+
+#[test]
+fn lists_are_not_indexed() {
+    let t = Transform::compile(&json!("{content.0}"), "x").unwrap_or_else(|e| panic!("{e}"));
+    let err = t
+        .apply(&mut scope(json!({"content": [1, 2]})))
+        .err()
+        .unwrap_or_default();
+    assert!(err.contains("cannot index into list at '0'"), "{err}");
 }

@@ -41,3 +41,17 @@ pub(crate) fn is_empty(v: &Value) -> bool {
         _ => false,
     }
 }
+
+/// Whether `c` is a word character (Unicode `\w`: what Python's `regex` module and the Rust
+/// engines both mean by it).
+pub(crate) fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    static WORD: std::sync::OnceLock<Option<regex_automata::meta::Regex>> =
+        std::sync::OnceLock::new();
+    let mut buf = [0u8; 4];
+    WORD.get_or_init(|| regex_automata::meta::Regex::new(r"^\w$").ok())
+        .as_ref()
+        .is_some_and(|re| re.is_match(c.encode_utf8(&mut buf) as &str))
+}

@@ -73,7 +73,9 @@ fn template_of(s: &Structured) -> Value {
         let content = CONTENT[usize::from(f.content) % CONTENT.len()];
         spec.insert("content".into(), json!(content));
         let mut args = Map::new();
-        args.insert("strip".into(), json!(f.strip));
+        if content != "xml-inline" {
+            args.insert("strip".into(), json!(f.strip));
+        }
         match content {
             "json" => {
                 args.insert("unquoted_keys".into(), json!(f.strip));
@@ -172,5 +174,11 @@ pub fn run(data: &[u8]) {
     let Ok(s) = Structured::arbitrary(&mut u) else {
         return;
     };
-    check(&template_of(&s), s.prefix.as_deref(), &s.text, &s.cuts);
+    // A prefix is required (`None` is an init error): no prefix is the empty one.
+    check(
+        &template_of(&s),
+        Some(s.prefix.as_deref().unwrap_or("")),
+        &s.text,
+        &s.cuts,
+    );
 }
