@@ -172,6 +172,10 @@ pub struct Counters {
     pub base: Option<u64>,
 }
 
+/// What call ids are replaced with while counters are looked for (a private-use character no
+/// template renders, so it never reads as a digit or as fixed text).
+const ID_FILLER: char = '\u{E010}';
+
 /// How much text around a counter identifies its site.
 const SITE_CONTEXT: usize = 24;
 
@@ -194,7 +198,7 @@ impl Counters {
     pub fn find(text: &str, name: &str, ids: &[&str], probes: &[&str]) -> Result<Counters, String> {
         let mut text = text.to_owned();
         for id in ids {
-            text = text.replace(id, &"#".repeat(id.len()));
+            text = text.replace(id, &ID_FILLER.to_string().repeat(id.chars().count()));
         }
         let starts: Vec<usize> = text.match_indices(name).map(|(at, _)| at).collect();
         if starts.is_empty() || starts.len() % 3 != 0 {
@@ -245,7 +249,8 @@ impl Counters {
                     ))
                 }
             }
-            let mut cuts: Vec<&str> = vec![name, "#"];
+            let filler = ID_FILLER.to_string();
+            let mut cuts: Vec<&str> = vec![name, &filler];
             cuts.extend(probes.iter().copied().filter(|p| !p.is_empty()));
             let site = CounterSite {
                 before: context_before(first, s, &cuts),
@@ -295,6 +300,16 @@ impl Counters {
         spans.sort_unstable();
         spans.dedup();
         spans
+    }
+
+    /// Keeps only the counters outside JSON values: where the digits are a JSON string or
+    /// number (`"id": "0"`), the template generates a field value, not a marker.
+    pub fn outside_json(mut self) -> Counters {
+        self.sites.retain(|s| {
+            let before = s.before.trim_end();
+            !(before.ends_with('"') && s.after.starts_with('"')) && !before.ends_with(':')
+        });
+        self
     }
 
     /// `text` with every counter occurrence replaced by [`Slot::Counter`].

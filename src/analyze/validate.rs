@@ -176,16 +176,14 @@ fn check_tools(
     let check_base = renderer
         .render(&check_base)
         .map_err(|e| format!("validation render failed: {e}"))?;
-    let slotting = match t.format {
-        ToolFormat::JsonNative => Slotting::default(),
-        _ => Slotting::find(
-            renderer,
-            frame,
-            base,
-            &analysis.reasoning,
-            &analysis.content,
-        ),
-    };
+    let slotting = Slotting::find(
+        renderer,
+        frame,
+        base,
+        &analysis.reasoning,
+        &analysis.content,
+        t.format == ToolFormat::JsonNative,
+    );
     for calls in sets {
         let scenario = Scenario {
             probes: ProbeSet::CHECK,

@@ -260,13 +260,15 @@ pub struct Slotting {
 }
 
 impl Slotting {
-    /// Finds the counters of the format: three identical calls are rendered and compared.
+    /// Finds the counters of the format: three identical calls are rendered and compared
+    /// (`json_native`: calls are JSON, whose own values are not counters).
     pub fn find(
         renderer: &Renderer<'_>,
         frame: &Frame,
         scenario: &Scenario,
         reasoning: &ReasoningAnalysis,
         content: &ContentAnalysis,
+        json_native: bool,
     ) -> Slotting {
         let (p, c) = (&ProbeSet::PRIMARY, &ProbeSet::CHECK);
         let ids = [p.id_first, p.id_second, c.id_first];
@@ -288,6 +290,12 @@ impl Slotting {
                 Counters::find(text, p.fn_first, &ids, &probes).ok()
             })
             .unwrap_or_default();
+        // In JSON-native calls, digits inside the JSON are a generated id field.
+        let counters = if json_native {
+            counters.outside_json()
+        } else {
+            counters
+        };
         Slotting { counters }
     }
 
@@ -325,11 +333,8 @@ pub fn analyze(
     let p = &ProbeSet::PRIMARY;
     let body = frame.tool_body.as_deref().ok_or(NO_CALLS)?;
     let raw = call_text(body, reasoning, content);
-    // JSON-native calls keep their digits: a counter there is a generated id field.
-    let slotting = match format::classify(raw)?.format {
-        ToolFormat::JsonNative => Slotting::default(),
-        _ => Slotting::find(renderer, frame, scenario, reasoning, content),
-    };
+    let json_native = format::classify(raw)?.format == ToolFormat::JsonNative;
+    let slotting = Slotting::find(renderer, frame, scenario, reasoning, content, json_native);
     let one = slotting.apply(raw, p);
     let layout = format::classify(&one)?;
     // Two calls are always tried: capability probes can miss parallel calls (strict templates
