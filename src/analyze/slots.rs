@@ -307,7 +307,8 @@ impl Counters {
     pub fn outside_json(mut self) -> Counters {
         self.sites.retain(|s| {
             let before = s.before.trim_end();
-            !(before.ends_with('"') && s.after.starts_with('"')) && !before.ends_with(':')
+            let quoted = before.ends_with('"') && s.after.starts_with('"');
+            !(quoted || before.ends_with(':'))
         });
         self
     }
