@@ -50,6 +50,10 @@ pub struct TurnFormat {
     /// Text the assistant turn ends with (end-of-turn marker), dropped when it ends the output.
     #[serde(default)]
     pub turn_end: String,
+    /// Text a turn that calls tools ends with, when it differs from `turn_end` (`<|eom|>`);
+    /// dropped when it ends the output.
+    #[serde(default)]
+    pub tool_turn_end: String,
     /// The assistant turn's header (written by the prompt): a model that repeats it, or its
     /// last marker, at the start of its output has not started the turn yet (dropped).
     #[serde(default)]
@@ -128,6 +132,7 @@ impl TurnFormat {
             },
             tools,
             turn_end: analysis.generation_prompt.turn_end.clone(),
+            tool_turn_end: analysis.generation_prompt.tool_turn_end.clone(),
             turn_start: analysis.generation_prompt.header.clone(),
             preserved_tokens: analysis.preserved_tokens.clone(),
         }

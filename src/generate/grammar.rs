@@ -140,13 +140,25 @@ pub fn build_grammar(
     // reasoning. A wrapper marker elsewhere is text.
     // Content read other than as plain text up to the triggers (see `content_stops`).
     let mut other_content = !cs.is_empty() || options.json_schema;
+    let te = turn_end_forms(&[&format.turn_end, &format.tool_turn_end]);
     let wrapped = if cs.is_empty() {
         b.eps()
     } else {
+        // Without a closer of its own, wrapped content runs to what can follow it: another
+        // wrapper, a call, or the end of the turn.
+        let text = if ce.is_empty() {
+            let mut stops = vec![cs.to_owned()];
+            stops.extend(triggers.iter().cloned());
+            stops.extend(form_starts(&te));
+            stops.dedup();
+            b.until_one_of(stops)
+        } else {
+            b.until(ce)
+        };
         let wrapped = b.seq([
             b.space(),
             b.literal(cs),
-            b.tag(tags::CONTENT, b.until(if ce.is_empty() { cs } else { ce })),
+            b.tag(tags::CONTENT, text),
             b.optional(g.lit(ce)),
         ]);
         let re = format.reasoning.end.trim();
@@ -190,12 +202,15 @@ pub fn build_grammar(
         alternatives.push(g.turn_end(&[re.to_owned()]));
         triggers.push(re.to_owned());
     }
-    let te = turn_end_forms(&format.turn_end);
-    if let Some(first) = te.last() {
+    if !te.is_empty() {
         // An end-of-turn marker the server did not strip ends the turn (only at the end: one
         // in the middle of the output stays content).
         alternatives.push(g.turn_end(&te));
-        triggers.push(first.clone());
+        for start in form_starts(&te) {
+            if !triggers.contains(&start) {
+                triggers.push(start);
+            }
+        }
     }
     other_content |= triggers.is_empty();
     let content_stops = (!other_content).then(|| triggers.clone());
@@ -271,26 +286,55 @@ pub fn build_grammar(
     })
 }
 
-/// The forms of the turn end a server may leave at the end of the output, longest first: the
-/// whole turn end, and each of its prefixes that ends with a marker (`<|end|>` of
-/// `<|end|>\n</s>`, whose `</s>` the server stripped).
-fn turn_end_forms(turn_end: &str) -> Vec<String> {
-    let te = turn_end.trim();
+/// The forms of the turn ends (of content turns and of tool-call turns) a model or server
+/// may leave at the end of the output, longest first: each whole turn end, each of its
+/// prefixes that ends with a marker (`<|end|>` of `<|end|>\n</s>`, whose `</s>` the server
+/// stripped), and each of its suffixes that starts with one (`</s>` alone: the model wrote the
+/// end-of-sequence token without the turn's own end).
+fn turn_end_forms(turn_ends: &[&str]) -> Vec<String> {
     let mut forms: Vec<String> = Vec::new();
-    if te.is_empty() {
-        return forms;
-    }
-    forms.push(te.to_owned());
-    let mut end = 0;
-    for unit in units(te) {
-        end += unit.len();
-        let form = te[..end].trim();
-        if unit.trim_end().ends_with(['>', ']']) && !forms.iter().any(|f| f == form) {
+    let mut add = |form: &str| {
+        let form = form.trim();
+        if !form.is_empty() && !forms.iter().any(|f| f == form) {
             forms.push(form.to_owned());
+        }
+    };
+    for te in turn_ends.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        add(te);
+        let parts = units(te);
+        let mut end = 0;
+        for unit in &parts {
+            end += unit.len();
+            if unit.trim_end().ends_with(['>', ']']) {
+                add(&te[..end]);
+            }
+        }
+        let mut start = 0;
+        for unit in &parts {
+            if start > 0 && unit.trim_start().starts_with(['<', '[']) {
+                add(&te[start..]);
+            }
+            start += unit.len();
         }
     }
     forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
     forms
+}
+
+/// The texts the forms of a turn end start with (their first marker sequences): where text
+/// read up to a possible turn end stops.
+fn form_starts(forms: &[String]) -> Vec<String> {
+    let mut starts: Vec<String> = Vec::new();
+    for form in forms {
+        let first = units(form)
+            .first()
+            .map_or(form.as_str(), |u| u.trim())
+            .to_owned();
+        if !first.is_empty() && !starts.contains(&first) {
+            starts.push(first);
+        }
+    }
+    starts
 }
 
 /// What a model may repeat of the turn header at the start of its output: the whole header,
@@ -322,6 +366,12 @@ fn marker_set<'m>(markers: impl IntoIterator<Item = &'m str>) -> Vec<&'m str> {
         }
     }
     set
+}
+
+/// Whether a call separator ends one message and starts the next (it holds a marker), rather
+/// than only spacing calls apart.
+fn separates_messages(separator: &str) -> bool {
+    crate::diff::segments(separator).any(|s| s.kind == crate::diff::SegmentKind::Marker)
 }
 
 /// A name read up to one of `stops`: a function or argument name never holds whitespace, so
@@ -455,11 +505,8 @@ impl Gen<'_> {
             triggers.push(content_start.to_owned());
         }
         stops.extend(triggers.iter().cloned());
-        // Every form of the turn end starts with the shortest one.
-        let turn_end_start = turn_end.last();
-        if let Some(first) = turn_end_start {
-            stops.push(first.clone());
-        }
+        let turn_end_starts = form_starts(turn_end);
+        stops.extend(turn_end_starts.iter().cloned());
         stops.dedup();
         // A call (or content opener) inside reasoning ends it only when no closing marker
         // follows (the model skipped it); otherwise the text is reasoning. The lookahead is need-more until
@@ -471,10 +518,10 @@ impl Gen<'_> {
             let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
             continuations.push(b.seq([at_trigger, closed_later]));
         }
-        if let Some(first) = turn_end_start {
+        if !turn_end_starts.is_empty() {
             // Not where the reasoning closes (a turn end may start like the closer).
             continuations.push(b.seq([
-                b.peek(b.literal(first)),
+                b.peek(b.choice(turn_end_starts.iter().map(|t| b.literal(t)))),
                 b.negate(b.literal(end)),
                 b.negate(self.turn_end(turn_end)),
             ]));
@@ -576,8 +623,17 @@ impl Gen<'_> {
             separated(call)
         };
         let ss = t.section_start.trim();
+        // Calls that are separate messages (no section; a separator holding a marker, such
+        // as `<|eom|><|start|>assistant`): the separator also ends the message before the
+        // first call.
+        let lead_separator = ss.is_empty() && separates_messages(&t.call_separator);
         let block = if ss.is_empty() {
-            b.seq([b.space(), calls, self.lit(&t.section_end)])
+            let lead = if lead_separator {
+                b.optional(self.lit(&t.call_separator))
+            } else {
+                b.eps()
+            };
+            b.seq([b.space(), lead, calls, self.lit(&t.section_end)])
         } else {
             // The model may leave the section opener out when calls have their own opener.
             let opener = if t.per_call_start.trim().is_empty() {
@@ -609,6 +665,9 @@ impl Gen<'_> {
             add(&t.per_call_start);
             add("[");
         } else {
+            if lead_separator {
+                add(&t.call_separator);
+            }
             add(&t.per_call_start);
             if t.call_id.position == CallIdPosition::PreFuncName {
                 add(&t.call_id.prefix);
