@@ -1,0 +1,312 @@
+//! Constrained-decoding grammars from the same analysis as the parser: GBNF (llama.cpp) and
+//! llguidance's Lark, lazy with triggers, and the preserved tokens.
+//!
+//! # Pipeline
+//!
+//! ```text
+//! ChatParser (PEG grammar + format + request) ──from_peg──▶ internal form (ir::Rules)
+//!        ├── gbnf::print ──▶ GBNF          (schema rules expanded, `until` as automaton rules)
+//!        └── lark::print ──▶ Lark          (`%json` for schemas, regular stretches as terminals)
+//! ```
+//!
+//! The tool-call part of the PEG grammar (its trigger rules; the `tool`-tagged nodes when it
+//! has none) is translated node by node ([`from_peg`](self::from_peg) says how each node kind
+//! maps and what lookaheads become), specialised to the request: one alternative per offered
+//! tool with its exact name, and its parameter schema for the arguments ([`schema`](self::schema)).
+//! A name the request does not offer, or arguments the schema rejects, have no derivation.
+//!
+//! # Laziness
+//!
+//! - `tool_choice: auto` (the default): **lazy**. The grammar is the call block alone (`calls
+//!   (ws calls)*` with parallel calls, one block otherwise, then optional whitespace and the
+//!   end-of-turn marker); a server applies it from the first [`Trigger`] on. Only rules
+//!   reachable from the block are emitted.
+//! - `tool_choice: required` or a named function: **not lazy**. The grammar is the whole output:
+//!   the reasoning the format allows first (a block closed by its end marker; when the prompt
+//!   opened it, the rest of it), then the calls. A named function leaves only that function.
+//! - `parallel_tool_calls: false`: the block holds one call (the PEG block already does) and is
+//!   not repeated.
+//! - Tools disabled (`tool_choice: none` or no tools) with a response-format JSON schema: the
+//!   reasoning, then the schema's value (not lazy). Neither: [`GrammarError::NothingToConstrain`].
+//!
+//! # What each flavour cannot express, and what the grammar does instead
+//!
+//! - PEG lookaheads (`peek`, `negate`) and ordered choice: no CFG counterpart. Lookaheads emit
+//!   nothing and choices become alternations, so the grammar may allow a text the PEG reads
+//!   differently (say, a call header the PEG reads as content); member keys taken by earlier
+//!   alternatives are excluded from "any other key" so arguments cannot slip past the schema.
+//! - GBNF has no "text without this delimiter": one rule per automaton state (see [`gbnf`]).
+//!   Lark has it (`&`/`~`), but llguidance lexes greedily, so such text and its delimiter must
+//!   share one lexeme (see [`lark`]).
+//! - JSON Schema: both flavours leave `pattern`, `format`, numeric bounds, `multipleOf`, `not`,
+//!   `uniqueItems` unchecked in the GBNF (see [`schema`]); the Lark output hands schemas to
+//!   llguidance, which checks more of them (formats, bounds, patterns). Object keys come in the
+//!   declared order in both, and `additionalProperties` is false unless the schema says
+//!   otherwise.
+//! - Tagged arguments come in declared order; Python-dict arguments use expanded rules in both
+//!   flavours (`%json` is JSON only).
+//! - A trigger inside the reasoning starts the grammar there (as llama.cpp's word triggers
+//!   do); for channel formats (whose headers also open reasoning) the trigger is a pattern
+//!   through the tool name.
+
+pub mod from_peg;
+pub mod gbnf;
+pub mod ir;
+pub mod lark;
+pub mod sample;
+pub mod schema;
+pub mod triggers;
+
+#[cfg(test)]
+mod tests;
+
+use serde_json::json;
+
+use crate::generate::ChatParser;
+use crate::message::{Tool, ToolChoice};
+
+use self::ir::{Expr, Rules};
+pub use self::triggers::{Trigger, TriggerKind};
+
+/// Which grammar language to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GrammarFlavor {
+    /// llama.cpp's GBNF.
+    Gbnf,
+    /// llguidance's Lark dialect.
+    Lark,
+}
+
+impl GrammarFlavor {
+    /// `"gbnf"` or `"lark"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GrammarFlavor::Gbnf => "gbnf",
+            GrammarFlavor::Lark => "lark",
+        }
+    }
+}
+
+/// Why no grammar could be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrammarError {
+    /// The request constrains nothing (no tools enabled, no response format).
+    #[error("nothing to constrain: {0}")]
+    NothingToConstrain(String),
+    /// The grammar would match nothing.
+    #[error("{0}")]
+    Empty(String),
+    /// A tool's schema cannot be turned into rules.
+    #[error("schema: {0}")]
+    Schema(String),
+    /// The grammar grew past a limit.
+    #[error("grammar too large: {0}")]
+    TooLarge(String),
+}
+
+/// A grammar for constrained decoding, with what a server needs to apply it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodingGrammar {
+    /// The language of [`grammar`](Self::grammar).
+    pub flavor: GrammarFlavor,
+    /// The grammar text.
+    pub grammar: String,
+    /// Whether the grammar applies only from a trigger on.
+    pub lazy: bool,
+    /// What starts a lazy grammar (empty when not lazy).
+    pub triggers: Vec<Trigger>,
+    /// Markers a server must keep as special tokens.
+    pub preserved_tokens: Vec<String>,
+}
+
+impl DecodingGrammar {
+    /// The grammar as one JSON object: `{"flavor", "grammar", "lazy", "triggers": [{"kind",
+    /// "value"}], "preserved_tokens"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "flavor": self.flavor.name(),
+            "grammar": self.grammar,
+            "lazy": self.lazy,
+            "triggers": self.triggers.iter().map(|t| json!({
+                "kind": match t.kind { TriggerKind::Word => "word", TriggerKind::Pattern => "pattern" },
+                "value": t.value,
+            })).collect::<Vec<_>>(),
+            "preserved_tokens": self.preserved_tokens,
+        })
+    }
+}
+
+/// The internal form of a request's grammar, before printing.
+#[derive(Debug, Clone)]
+pub struct Constraint {
+    /// The rules (root first).
+    pub rules: Rules,
+    /// Whether the grammar applies only from a trigger on.
+    pub lazy: bool,
+    /// What starts it when lazy.
+    pub triggers: Vec<Trigger>,
+    /// Markers a server must keep as special tokens.
+    pub preserved_tokens: Vec<String>,
+}
+
+impl Constraint {
+    /// Prints the grammar in `flavor`.
+    pub fn print(&self, flavor: GrammarFlavor) -> DecodingGrammar {
+        let grammar = match flavor {
+            GrammarFlavor::Gbnf => gbnf::print(&self.rules),
+            GrammarFlavor::Lark => lark::print(&self.rules),
+        };
+        DecodingGrammar {
+            flavor,
+            grammar,
+            lazy: self.lazy,
+            triggers: self.triggers.clone(),
+            preserved_tokens: self.preserved_tokens.clone(),
+        }
+    }
+}
+
+impl ChatParser {
+    /// The constrained-decoding grammar of this parser's request, in `flavor`.
+    ///
+    /// ```
+    /// use chatparse::analyze::analyze;
+    /// use chatparse::generate::ChatParser;
+    /// use chatparse::grammar::GrammarFlavor;
+    /// use chatparse::message::ChatRequest;
+    /// use chatparse::template::ChatTemplate;
+    ///
+    /// let source = std::fs::read_to_string("examples/chatml-tools.jinja").unwrap();
+    /// let request: ChatRequest = serde_json::from_str(
+    ///     &std::fs::read_to_string("examples/chatml-tools.request.json").unwrap(),
+    /// )
+    /// .unwrap();
+    /// let template = ChatTemplate::new("chatml-tools", &source).unwrap();
+    /// let parser = ChatParser::new(&template, &analyze(&template), &request).unwrap();
+    /// let grammar = parser.decoding_grammar(GrammarFlavor::Gbnf).unwrap();
+    /// assert!(grammar.lazy);
+    /// assert!(grammar.grammar.starts_with("root ::= "));
+    /// ```
+    pub fn decoding_grammar(&self, flavor: GrammarFlavor) -> Result<DecodingGrammar, GrammarError> {
+        Ok(constraint(self)?.print(flavor))
+    }
+}
+
+/// The internal form of `parser`'s grammar (see the module docs for its shape).
+pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
+    let format = parser.format();
+    let options = parser.options();
+    let tools: Vec<Tool> = match &parser.tool_choice {
+        ToolChoice::Function(name) => parser
+            .tools
+            .iter()
+            .filter(|t| t.name() == name)
+            .cloned()
+            .collect(),
+        _ => parser.tools.clone(),
+    };
+    let lazy = matches!(parser.tool_choice, ToolChoice::Auto);
+    let mut rules = Rules::new();
+    let (root_body, block) = if options.tools {
+        if tools.is_empty() {
+            return Err(GrammarError::Empty(
+                "no tool of the request can be called (tool_choice names none of them)".to_owned(),
+            ));
+        }
+        let mut t = from_peg::FromPeg::new(parser.grammar(), &tools, &mut rules);
+        let mut blocks = t.trigger_rules()?;
+        if blocks.is_empty() {
+            blocks = t.tool_nodes()?;
+        }
+        drop(t);
+        let block = Expr::alt(blocks);
+        let block_id = rules.define("calls", block)?;
+        let block_name = rules.rule(block_id).name.clone();
+        let block = Expr::Ref(block_id);
+        let calls = if options.parallel_tool_calls {
+            Expr::seq([
+                block.clone(),
+                Expr::repeat(Expr::seq([Expr::space(), block.clone()]), 0, None),
+            ])
+        } else {
+            block.clone()
+        };
+        let tail = tail(&format.turn_end);
+        let body = if lazy {
+            Expr::seq([calls, tail])
+        } else {
+            Expr::seq([prelude(parser), calls, tail])
+        };
+        (body, Some(block_name))
+    } else if let Some(schema) = &parser.json_schema {
+        let python = false;
+        let mut json = schema::Json::new(&mut rules, python);
+        let id = json.schema("response", schema)?;
+        drop(json);
+        let body = Expr::seq([prelude(parser), Expr::Ref(id), Expr::space()]);
+        (body, None)
+    } else {
+        return Err(GrammarError::NothingToConstrain(
+            "the request enables no tool calls and sets no response format".to_owned(),
+        ));
+    };
+    let root = rules.root();
+    rules.set_body(root, root_body)?;
+    let rules = rules.finish()?;
+    let lazy = lazy && block.is_some();
+    let triggers = match block.as_deref().and_then(|name| rules.find(name)) {
+        Some(id) if lazy => triggers::triggers(&rules, &Expr::Ref(id), format.channels.is_some()),
+        _ => Vec::new(),
+    };
+    Ok(Constraint {
+        rules,
+        lazy,
+        triggers,
+        preserved_tokens: parser.preserved_tokens().to_vec(),
+    })
+}
+
+/// What may follow the calls: whitespace, and the end-of-turn marker (whole, or up to one of
+/// its markers) when the server leaves it in the text.
+fn tail(turn_end: &str) -> Expr {
+    let te = turn_end.trim();
+    if te.is_empty() {
+        return Expr::space();
+    }
+    let mut forms: Vec<String> = vec![te.to_owned()];
+    for segment in crate::diff::segments(te) {
+        let form = te[..segment.end()].trim();
+        if segment.kind == crate::diff::SegmentKind::Marker && !forms.iter().any(|f| f == form) {
+            forms.push(form.to_owned());
+        }
+    }
+    Expr::seq([
+        Expr::space(),
+        Expr::optional(Expr::seq([
+            Expr::alt(forms.iter().map(|f| Expr::lit(f))),
+            Expr::space(),
+        ])),
+    ])
+}
+
+/// What a non-lazy grammar allows before the calls: the reasoning block of the format (the
+/// rest of it when the prompt opened it), then whitespace.
+fn prelude(parser: &ChatParser) -> Expr {
+    let format = parser.format();
+    let options = parser.options();
+    let (start, end) = (format.reasoning.start.trim(), format.reasoning.end.trim());
+    if format.channels.is_some() || end.is_empty() {
+        return Expr::space();
+    }
+    let text_and_end = Expr::seq([Expr::excluding([end]), Expr::lit(end), Expr::space()]);
+    if options.reasoning_open {
+        return text_and_end;
+    }
+    if start.is_empty() {
+        return Expr::space();
+    }
+    Expr::seq([
+        Expr::space(),
+        Expr::optional(Expr::seq([Expr::lit(start), text_and_end])),
+    ])
+}
