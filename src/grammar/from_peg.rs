@@ -18,8 +18,10 @@
 //! - `tool_name`: that tool's name, written as the tagged parser reads names (a JSON string,
 //!   one of the literals of a bare call, or raw text);
 //! - `tool_args` over a JSON value: the tool's parameter schema ([`Role::Arguments`]);
-//! - `tool_arg` (tagged arguments): one alternative per parameter with its name, and in the
-//!   list `arg (sep arg)*` the parameters in declared order, required ones mandatory;
+//! - `tool_arg` (tagged arguments): one alternative per parameter with its name; the list
+//!   `(arg (sep arg)*)?` becomes the parameters in any order, each at most once, every required
+//!   one present (one rule per subset written, up to six parameters; past that any order with
+//!   repeats and nothing required);
 //!   `tool_arg_value` / `tool_arg_string` / `tool_arg_json`: raw text for string parameters
 //!   (their `enum` when declared), the parameter's schema for the others ([`Role::Argument`]).
 
@@ -31,9 +33,13 @@ use crate::generate::grammar::tags;
 use crate::message::{ArgumentKind, Tool};
 use crate::peg::{Grammar, Node, Parser};
 
-use super::ir::{CharSet, Expr, Role, RuleId, Rules};
+use super::ir::{CharSet, Expr, Role, RuleId, Rules, ValueKind};
 use super::schema::{python_string, Json};
 use super::GrammarError;
+
+/// Most parameters whose tagged arguments may come in any order with each at most once (one
+/// rule per subset); past it, any parameters in any order, repeats allowed.
+const MAX_ORDER_FREE: usize = 6;
 
 /// How deep the translation may recurse through nested PEG nodes.
 const MAX_NODE_DEPTH: usize = 512;
@@ -58,10 +64,20 @@ pub(crate) struct FromPeg<'a> {
     call_memo: HashMap<(Parser, usize), RuleId>,
     args_memo: HashMap<usize, RuleId>,
     value_memo: HashMap<(usize, usize), RuleId>,
+    /// A name was read by a choice of the declared names (a bare call): the PEG itself only
+    /// reads offered names there.
+    pub(crate) names_in_peg: std::cell::Cell<bool>,
+    literal: Option<(String, String)>,
 }
 
 impl<'a> FromPeg<'a> {
-    pub(crate) fn new(g: &'a Grammar, tools: &'a [Tool], rules: &'a mut Rules) -> FromPeg<'a> {
+    /// `literal`: the string quotes of a format whose argument values are literals.
+    pub(crate) fn new(
+        g: &'a Grammar,
+        tools: &'a [Tool],
+        literal: Option<(String, String)>,
+        rules: &'a mut Rules,
+    ) -> FromPeg<'a> {
         let python = g.flavour() == crate::json::Flavour::Python;
         FromPeg {
             g,
@@ -72,6 +88,8 @@ impl<'a> FromPeg<'a> {
             call_memo: HashMap::new(),
             args_memo: HashMap::new(),
             value_memo: HashMap::new(),
+            names_in_peg: std::cell::Cell::new(false),
+            literal,
         }
     }
 
@@ -358,9 +376,28 @@ impl<'a> FromPeg<'a> {
                 let raw = ArgumentKind::of_schema(&schema) == ArgumentKind::String;
                 match (tag, raw) {
                     (tags::TOOL_ARG_STRING, false) | (tags::TOOL_ARG_JSON, true) => Ok(Expr::Never),
-                    _ => Ok(Expr::Ref(
-                        self.value(inner, t, i, &name, &schema, raw, ctx, d)?,
-                    )),
+                    _ => {
+                        let id = self.value(inner, t, i, &name, &schema, raw, ctx, d)?;
+                        // A JSON value may have whitespace around it where the node reads text
+                        // or leading whitespace.
+                        let spaced = match self.node(inner) {
+                            Node::Until(_) | Node::UntilOneOf { .. } | Node::Seq(_) => {
+                                matches!(
+                                    self.json.rules.rule(id).role,
+                                    Some(Role::Argument {
+                                        value: ValueKind::Json,
+                                        ..
+                                    })
+                                )
+                            }
+                            _ => false,
+                        };
+                        Ok(if spaced {
+                            Expr::seq([Expr::space(), Expr::Ref(id), Expr::space()])
+                        } else {
+                            Expr::Ref(id)
+                        })
+                    }
                 }
             }
             _ => self.expr(inner, ctx, d),
@@ -419,12 +456,11 @@ impl<'a> FromPeg<'a> {
             return Ok(*id);
         }
         let tool_name = self.tools[t].name().to_owned();
-        let role = Role::Argument {
-            tool: tool_name.clone(),
-            name: name.to_owned(),
-            raw,
-        };
-        let id = if raw {
+        let rule_name = format!("{tool_name}-{name}-value");
+        let until = matches!(self.node(inner), Node::Until(_) | Node::UntilOneOf { .. });
+        let reads_json = self.reads_json_value(inner);
+        let (id, value) = if until && raw {
+            // Raw text up to the value's end marker; a declared enum of strings narrows it.
             let text = self.raw_text(inner, ctx, d)?;
             let strings: Option<Vec<&str>> = schema
                 .get("enum")
@@ -440,15 +476,22 @@ impl<'a> FromPeg<'a> {
                 }
                 None => text,
             };
-            let id = self
-                .json
-                .rules
-                .declare(&format!("{tool_name}-{name}-value"))?;
-            self.json.rules.set_body(id, body)?;
-            id
+            (self.json.rules.define(&rule_name, body)?, ValueKind::Raw)
+        } else if until || reads_json {
+            (self.json.schema(&rule_name, schema)?, ValueKind::Json)
         } else {
-            self.json
-                .schema(&format!("{tool_name}-{name}-value"), schema)?
+            // Another value syntax (literal values with custom quotes): the node's own rules.
+            let body = self.raw_text(inner, ctx, d)?;
+            let (open, close) = self.literal.clone().unwrap_or_default();
+            (
+                self.json.rules.define(&rule_name, body)?,
+                ValueKind::Literal { open, close },
+            )
+        };
+        let role = Role::Argument {
+            tool: tool_name,
+            name: name.to_owned(),
+            value,
         };
         self.json.rules.rule_mut(id).role = Some(role);
         self.value_memo.insert((t, i), id);
@@ -495,13 +538,16 @@ impl<'a> FromPeg<'a> {
                     Expr::lit(&json)
                 }
             }
-            Node::Choice(items) => Expr::alt(items.iter().filter_map(|&i| match self.node(i) {
-                Node::Literal(bytes) => {
-                    let text = String::from_utf8_lossy(bytes);
-                    (text == json || text == python || text == name).then(|| Expr::lit(&text))
-                }
-                _ => None,
-            })),
+            Node::Choice(items) => {
+                self.names_in_peg.set(true);
+                Expr::alt(items.iter().filter_map(|&i| match self.node(i) {
+                    Node::Literal(bytes) => {
+                        let text = String::from_utf8_lossy(bytes);
+                        (text == json || text == python || text == name).then(|| Expr::lit(&text))
+                    }
+                    _ => None,
+                }))
+            }
             Node::Chars { class, min, max } => {
                 let n = name.chars().count() as u32;
                 let fits = name.chars().all(|c| class.matches(c))
@@ -596,35 +642,51 @@ impl<'a> FromPeg<'a> {
         };
         let sep = self.expr(*sep, &plain, d)?;
         let mut items = Vec::new();
-        for (i, required) in params {
+        for &(i, _) in &params {
             let c = Ctx {
                 tool: Some(t),
                 param: Some(i),
                 taken: Vec::new(),
             };
-            let item = self.expr(*arg_inner, &c, d)?;
-            items.push((item, required));
+            items.push(self.expr(*arg_inner, &c, d)?);
         }
-        // Declared order with optional items skippable (as the object rules do).
-        let mut then_next = Expr::Empty;
-        let mut first_next = Expr::Empty;
-        for (item, required) in items.into_iter().rev() {
-            let then_id = self.json.rules.declare("arguments")?;
-            self.json.rules.set_body(then_id, then_next.clone())?;
-            let then_ref = Expr::Ref(then_id);
-            let with_sep = Expr::seq([sep.clone(), item.clone(), then_ref.clone()]);
-            let (then_here, first_here) = if required {
-                (with_sep, Expr::seq([item, then_ref]))
-            } else {
-                (
-                    Expr::alt([with_sep, then_ref.clone()]),
-                    Expr::alt([Expr::seq([item, then_ref]), first_next]),
-                )
-            };
-            then_next = then_here;
-            first_next = first_here;
+        if params.len() > MAX_ORDER_FREE {
+            // Too many for the subsets: any parameters in any order, repeats allowed.
+            let any = Expr::alt(items);
+            return Ok(Some(Expr::optional(Expr::seq([
+                any.clone(),
+                Expr::repeat(Expr::seq([sep, any]), 0, None),
+            ]))));
         }
-        Ok(Some(first_next))
+        // Any order, each parameter at most once, every required one present: one rule per
+        // set of parameters written so far (a bit mask).
+        let n = params.len();
+        let required: u32 = params
+            .iter()
+            .filter(|(_, r)| *r)
+            .fold(0, |m, (i, _)| m | (1 << i));
+        let tool_name = tool.name().to_owned();
+        let ids: Vec<RuleId> = (0..(1u32 << n))
+            .map(|_| self.json.rules.declare(&format!("{tool_name}-arguments")))
+            .collect::<Result<_, _>>()?;
+        for mask in 0..(1u32 << n) {
+            let mut alts = Vec::new();
+            if mask & required == required {
+                alts.push(Expr::Empty);
+            }
+            for (i, item) in items.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    continue;
+                }
+                let next = Expr::Ref(ids[(mask | (1 << i)) as usize]);
+                let lead = if mask == 0 { Expr::Empty } else { sep.clone() };
+                alts.push(Expr::seq([lead, item.clone(), next]));
+            }
+            self.json
+                .rules
+                .set_body(ids[mask as usize], Expr::alt(alts))?;
+        }
+        Ok(Some(Expr::Ref(ids[0])))
     }
 }
 

@@ -85,6 +85,7 @@ impl Printer<'_> {
             }
             Expr::Repeat { expr, min, max } => {
                 let inner = self.expr(expr, Prec::Atom);
+                let inner = wrap(inner, matches!(**expr, Expr::Repeat { .. }));
                 let op = match (min, max) {
                     (0, None) => "*".to_owned(),
                     (1, None) => "+".to_owned(),

@@ -196,12 +196,12 @@ impl Expr {
             match item {
                 Expr::Never => return Expr::Never,
                 Expr::Empty => {}
-                Expr::Seq(inner) => out.extend(inner),
-                Expr::Literal(text) => match out.last_mut() {
-                    Some(Expr::Literal(prev)) => prev.push_str(&text),
-                    _ => out.push(Expr::Literal(text)),
-                },
-                other => out.push(other),
+                Expr::Seq(inner) => {
+                    for i in inner {
+                        out = Expr::seq_push(out, i);
+                    }
+                }
+                other => out = Expr::seq_push(out, other),
             }
         }
         match out.len() {
@@ -209,6 +209,21 @@ impl Expr {
             1 => out.pop().unwrap_or(Expr::Empty),
             _ => Expr::Seq(out),
         }
+    }
+
+    /// Appends to a sequence: adjacent literals merge, `x* x*` is `x*`.
+    fn seq_push(mut out: Vec<Expr>, item: Expr) -> Vec<Expr> {
+        match (out.last_mut(), item) {
+            (Some(Expr::Literal(prev)), Expr::Literal(text)) => prev.push_str(&text),
+            (
+                Some(last),
+                item @ Expr::Repeat {
+                    min: 0, max: None, ..
+                },
+            ) if *last == item => {}
+            (_, item) => out.push(item),
+        }
+        out
     }
 
     /// An alternation, flattened and deduplicated; `Never` when every part is.
@@ -240,6 +255,15 @@ impl Expr {
 
     /// `expr{min,max}`, simplified.
     pub fn repeat(expr: Expr, min: u32, max: Option<u32>) -> Expr {
+        // (x*)? = (x*)* = (x*)+ = x*.
+        if let Expr::Repeat {
+            min: 0, max: None, ..
+        } = &expr
+        {
+            if min <= 1 && max != Some(0) {
+                return expr;
+            }
+        }
         match (&expr, min, max) {
             (_, _, Some(0)) | (Expr::Empty, _, _) => Expr::Empty,
             (Expr::Never, 0, _) => Expr::Empty,
@@ -353,8 +377,24 @@ pub enum Role {
         tool: String,
         /// The parameter's name.
         name: String,
-        /// The value is raw text (a string), not JSON.
-        raw: bool,
+        /// How the value is written.
+        value: ValueKind,
+    },
+}
+
+/// How a tagged argument's value is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueKind {
+    /// Raw text: the value is that string.
+    Raw,
+    /// JSON (or a Python literal in the Python flavour) of the parameter's schema.
+    Json,
+    /// A literal value with custom string quotes (read like the parser's literal values).
+    Literal {
+        /// The opening quote.
+        open: String,
+        /// The closing quote.
+        close: String,
     },
 }
 
@@ -549,6 +589,24 @@ impl Rules {
         })
     }
 
+    /// Per rule, whether it matches the empty string (a fixpoint).
+    pub fn nullable(&self) -> Vec<bool> {
+        let n = self.rules.len();
+        let mut out = vec![false; n];
+        loop {
+            let mut changed = false;
+            for i in 0..n {
+                if !out[i] && expr_nullable(&self.rules[i].body, &out) {
+                    out[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return out;
+            }
+        }
+    }
+
     /// Whether a rule reaches itself (directly or through others).
     pub fn recursive(&self) -> Vec<bool> {
         let n = self.rules.len();
@@ -569,6 +627,18 @@ impl Rules {
             }
         }
         out
+    }
+}
+
+/// Whether `e` matches the empty string, reading rule `r` as nullable iff `nullable[r]`.
+pub fn expr_nullable(e: &Expr, nullable: &[bool]) -> bool {
+    match e {
+        Expr::Empty | Expr::Excluding(_) => true,
+        Expr::Never | Expr::Literal(_) | Expr::Class(_) => false,
+        Expr::Ref(r) => nullable.get(r.0).copied().unwrap_or(false),
+        Expr::Seq(items) => items.iter().all(|i| expr_nullable(i, nullable)),
+        Expr::Alt(items) => items.iter().any(|i| expr_nullable(i, nullable)),
+        Expr::Repeat { expr, min, .. } => *min == 0 || expr_nullable(expr, nullable),
     }
 }
 

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::ir::{CharSet, Expr, RuleId, Rules};
+use super::ir::{expr_nullable, CharSet, Expr, RuleId, Rules};
 
 /// Prints `rules` as an llguidance Lark grammar.
 pub fn print(rules: &Rules) -> String {
@@ -29,6 +29,7 @@ pub fn print(rules: &Rules) -> String {
     let mut p = Printer {
         rules,
         kinds: &kinds,
+        nullable: rules.nullable(),
         terminals: Vec::new(),
         excluding: HashMap::new(),
         runs: 0,
@@ -40,11 +41,20 @@ pub fn print(rules: &Rules) -> String {
         match kinds[i] {
             Kind::Internal => {}
             Kind::Json => {
-                let schema = rule
+                // `\uXXXX` escapes of any character, as JSON allows (llguidance's default
+                // accepts them for control characters only).
+                let mut schema = rule
                     .schema
                     .as_ref()
-                    .map(|s| s.schema.to_string())
-                    .unwrap_or_else(|| "{}".to_owned());
+                    .map(|s| s.schema.clone())
+                    .unwrap_or(serde_json::Value::Bool(true));
+                if let serde_json::Value::Object(obj) = &mut schema {
+                    obj.insert(
+                        "x-guidance".to_owned(),
+                        serde_json::json!({"json_allow_general_unicode_escapes": true}),
+                    );
+                }
+                let schema = schema.to_string();
                 body_lines.push(format!("{}: %json {schema}", rule_name(rules, id)));
             }
             Kind::Terminal => {
@@ -162,6 +172,7 @@ fn wrap(s: String, yes: bool) -> String {
 struct Printer<'r> {
     rules: &'r Rules,
     kinds: &'r [Kind],
+    nullable: Vec<bool>,
     /// Terminals added by the printer: runs and delimiter exclusions.
     terminals: Vec<(String, String)>,
     excluding: HashMap<Vec<String>, String>,
@@ -196,6 +207,7 @@ impl Printer<'_> {
             }
             Expr::Repeat { expr, min, max } => {
                 let inner = self.regular(expr, Prec::Atom);
+                let inner = wrap(inner, matches!(**expr, Expr::Repeat { .. }));
                 format!("{inner}{}", repeat_op(*min, *max))
             }
         }
@@ -219,7 +231,7 @@ impl Printer<'_> {
             return string(text);
         }
         if let [Expr::Ref(r)] = items {
-            if !nullable_expr(self.rules, &self.rules.rule(*r).body, 0) {
+            if !self.nullable[r.0] {
                 return terminal_name(&self.rules.rule(*r).name);
             }
         }
@@ -229,7 +241,7 @@ impl Printer<'_> {
         };
         self.runs += 1;
         let name = format!("R_{}_{}", terminal_name(rule), self.runs);
-        let nullable = items.iter().all(|i| nullable_expr(self.rules, i, 0));
+        let nullable = items.iter().all(|i| expr_nullable(i, &self.nullable));
         if nullable {
             // An empty lexeme cannot be matched: the run is optional over its non-empty part.
             self.terminals
@@ -238,6 +250,42 @@ impl Printer<'_> {
         } else {
             self.terminals.push((name.clone(), body));
             name
+        }
+    }
+
+    /// A sequence in a rule: maximal regular runs as terminals. A run ending in optional parts
+    /// before a context-free item is distributed (`R (O N | N)` for `R O? N`): the optional
+    /// part and the item's first lexeme then start at the same place, so a greedy lexeme never
+    /// runs into the item's start.
+    fn seq_parts(&mut self, rule: &str, items: &[Expr]) -> String {
+        let Some(k) = items.iter().position(|i| !self.is_regular(i)) else {
+            return self.run(rule, items);
+        };
+        let first = self.rule_expr(rule, &items[k], Prec::Seq);
+        let rest = if k + 1 < items.len() {
+            format!("{first} {}", self.seq_parts(rule, &items[k + 1..]))
+        } else {
+            first
+        };
+        self.distribute(rule, &items[..k], rest, 0)
+    }
+
+    fn distribute(&mut self, rule: &str, run: &[Expr], tail: String, depth: usize) -> String {
+        match run.split_last() {
+            None => tail,
+            Some((
+                Expr::Repeat {
+                    expr,
+                    min: 0,
+                    max: Some(1),
+                },
+                before,
+            )) if depth < 3 => {
+                let opt = self.run(rule, std::slice::from_ref(&**expr));
+                let tail = format!("({opt} {tail} | {tail})");
+                self.distribute(rule, before, tail, depth + 1)
+            }
+            Some(_) => format!("{} {tail}", self.run(rule, run)),
         }
     }
 
@@ -252,25 +300,7 @@ impl Printer<'_> {
                 Kind::Terminal => terminal_name(&self.rules.rule(*r).name),
                 _ => rule_name(self.rules, *r),
             },
-            Expr::Seq(items) => {
-                let mut parts = Vec::new();
-                let mut run: Vec<Expr> = Vec::new();
-                for item in items {
-                    if self.is_regular(item) {
-                        run.push(item.clone());
-                    } else {
-                        if !run.is_empty() {
-                            parts.push(self.run(rule, &run));
-                            run.clear();
-                        }
-                        parts.push(self.rule_expr(rule, item, Prec::Seq));
-                    }
-                }
-                if !run.is_empty() {
-                    parts.push(self.run(rule, &run));
-                }
-                wrap(parts.join(" "), ctx > Prec::Seq)
-            }
+            Expr::Seq(items) => wrap(self.seq_parts(rule, items), ctx > Prec::Seq),
             Expr::Alt(items) => {
                 let parts: Vec<String> = items
                     .iter()
@@ -280,25 +310,11 @@ impl Printer<'_> {
             }
             Expr::Repeat { expr, min, max } => {
                 let inner = self.rule_expr(rule, expr, Prec::Atom);
+                let inner = wrap(inner, matches!(**expr, Expr::Repeat { .. }));
                 format!("{inner}{}", repeat_op(*min, *max))
             }
             other => self.regular(other, ctx),
         }
-    }
-}
-
-/// Whether `e` matches the empty string.
-fn nullable_expr(rules: &Rules, e: &Expr, depth: usize) -> bool {
-    if depth > 64 {
-        return false;
-    }
-    match e {
-        Expr::Empty | Expr::Excluding(_) => true,
-        Expr::Never | Expr::Literal(_) | Expr::Class(_) => false,
-        Expr::Seq(items) => items.iter().all(|i| nullable_expr(rules, i, depth + 1)),
-        Expr::Alt(items) => items.iter().any(|i| nullable_expr(rules, i, depth + 1)),
-        Expr::Repeat { expr, min, .. } => *min == 0 || nullable_expr(rules, expr, depth + 1),
-        Expr::Ref(r) => nullable_expr(rules, &rules.rule(*r).body, depth + 1),
     }
 }
 

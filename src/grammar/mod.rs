@@ -207,21 +207,26 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
     };
     let lazy = matches!(parser.tool_choice, ToolChoice::Auto);
     let mut rules = Rules::new();
-    let (root_body, block) = if options.tools {
+    let (root_body, triggers) = if options.tools {
         if tools.is_empty() {
             return Err(GrammarError::Empty(
                 "no tool of the request can be called (tool_choice names none of them)".to_owned(),
             ));
         }
-        let mut t = from_peg::FromPeg::new(parser.grammar(), &tools, &mut rules);
+        let mut t = from_peg::FromPeg::new(
+            parser.grammar(),
+            &tools,
+            parser.literal_quotes.clone(),
+            &mut rules,
+        );
         let mut blocks = t.trigger_rules()?;
         if blocks.is_empty() {
             blocks = t.tool_nodes()?;
         }
+        let names_in_peg = t.names_in_peg.get();
         drop(t);
         let block = Expr::alt(blocks);
         let block_id = rules.define("calls", block)?;
-        let block_name = rules.rule(block_id).name.clone();
         let block = Expr::Ref(block_id);
         let calls = if options.parallel_tool_calls {
             Expr::seq([
@@ -231,20 +236,52 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         } else {
             block.clone()
         };
-        let tail = tail(&format.turn_end);
+        // The triggers, from the block alone (its rules finished: what matches nothing gone).
+        let triggers = if lazy {
+            let mut alone = rules.clone();
+            let root = alone.root();
+            alone.set_body(root, block.clone())?;
+            let alone = alone.finish()?;
+            triggers::triggers(
+                &alone,
+                &Expr::Ref(alone.root()),
+                format.channels.is_some(),
+                names_in_peg,
+                parser.preserved_tokens(),
+            )
+        } else {
+            Vec::new()
+        };
+        let words: Vec<&str> = triggers
+            .iter()
+            .filter(|t| t.kind == TriggerKind::Word)
+            .map(|t| t.value.as_str())
+            .collect();
+        let text_after = lazy && !words.is_empty() && words.len() == triggers.len();
+        // Text after the calls holds no trigger and no marker of the format (a greedy lexeme
+        // of that text would otherwise run into a call's optional closing marker).
+        let mut stops = words.clone();
+        stops.extend(
+            parser
+                .preserved_tokens()
+                .iter()
+                .map(|t| t.trim())
+                .filter(|t| t.chars().count() >= 2),
+        );
+        let tail = tail(&format.turn_end, text_after.then_some(stops.as_slice()));
         let body = if lazy {
             Expr::seq([calls, tail])
         } else {
             Expr::seq([prelude(parser), calls, tail])
         };
-        (body, Some(block_name))
+        (body, triggers)
     } else if let Some(schema) = &parser.json_schema {
         let python = false;
         let mut json = schema::Json::new(&mut rules, python);
         let id = json.schema("response", schema)?;
         drop(json);
         let body = Expr::seq([prelude(parser), Expr::Ref(id), Expr::space()]);
-        (body, None)
+        (body, Vec::new())
     } else {
         return Err(GrammarError::NothingToConstrain(
             "the request enables no tool calls and sets no response format".to_owned(),
@@ -253,11 +290,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
     let root = rules.root();
     rules.set_body(root, root_body)?;
     let rules = rules.finish()?;
-    let lazy = lazy && block.is_some();
-    let triggers = match block.as_deref().and_then(|name| rules.find(name)) {
-        Some(id) if lazy => triggers::triggers(&rules, &Expr::Ref(id), format.channels.is_some()),
-        _ => Vec::new(),
-    };
+    let lazy = !triggers.is_empty();
     Ok(Constraint {
         rules,
         lazy,
@@ -266,27 +299,40 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
     })
 }
 
-/// What may follow the calls: whitespace, and the end-of-turn marker (whole, or up to one of
-/// its markers) when the server leaves it in the text.
-fn tail(turn_end: &str) -> Expr {
+/// What may follow the calls: the end-of-turn marker (whole, or up to one of its markers) when
+/// the server leaves it in the text; with word triggers (`after`), also text holding none of
+/// them (the parser reads it as content; another call would need a trigger).
+fn tail(turn_end: &str, after: Option<&[&str]>) -> Expr {
     let te = turn_end.trim();
-    if te.is_empty() {
-        return Expr::space();
-    }
-    let mut forms: Vec<String> = vec![te.to_owned()];
-    for segment in crate::diff::segments(te) {
-        let form = te[..segment.end()].trim();
-        if segment.kind == crate::diff::SegmentKind::Marker && !forms.iter().any(|f| f == form) {
-            forms.push(form.to_owned());
+    let mut forms: Vec<String> = Vec::new();
+    if !te.is_empty() {
+        forms.push(te.to_owned());
+        for segment in crate::diff::segments(te) {
+            let form = te[..segment.end()].trim();
+            if segment.kind == crate::diff::SegmentKind::Marker && !forms.iter().any(|f| f == form)
+            {
+                forms.push(form.to_owned());
+            }
         }
     }
-    Expr::seq([
-        Expr::space(),
+    let text = match after {
+        Some(words) => Expr::excluding(
+            words
+                .iter()
+                .copied()
+                .chain(forms.iter().map(String::as_str)),
+        ),
+        None => Expr::space(),
+    };
+    let end = if forms.is_empty() {
+        Expr::Empty
+    } else {
         Expr::optional(Expr::seq([
             Expr::alt(forms.iter().map(|f| Expr::lit(f))),
             Expr::space(),
-        ])),
-    ])
+        ]))
+    };
+    Expr::seq([text, end])
 }
 
 /// What a non-lazy grammar allows before the calls: the reasoning block of the format (the
@@ -295,18 +341,47 @@ fn prelude(parser: &ChatParser) -> Expr {
     let format = parser.format();
     let options = parser.options();
     let (start, end) = (format.reasoning.start.trim(), format.reasoning.end.trim());
-    if format.channels.is_some() || end.is_empty() {
-        return Expr::space();
+    // An empty content wrapper may follow the reasoning.
+    let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
+    let wrapper = if cs.is_empty() {
+        Expr::Empty
+    } else {
+        Expr::optional(Expr::seq([
+            Expr::lit(cs),
+            Expr::space(),
+            Expr::lit(ce),
+            Expr::space(),
+        ]))
+    };
+    if let Some(c) = &format.channels {
+        // Reasoning messages before the call: header, reasoning channel, body, message end,
+        // and the header reopened.
+        let message = Expr::seq([
+            Expr::space(),
+            Expr::lit(&c.header_start),
+            Expr::alt(c.reasoning_channels.iter().map(|n| Expr::lit(n))),
+            Expr::space(),
+            Expr::lit(&c.header_end),
+            Expr::excluding(c.message_ends.iter().chain([&c.header_start])),
+            Expr::alt(c.message_ends.iter().map(|n| Expr::lit(n))),
+            Expr::space(),
+            Expr::optional(Expr::lit(&c.reopen)),
+        ]);
+        return Expr::seq([Expr::repeat(message, 0, None), Expr::space()]);
+    }
+    if end.is_empty() {
+        return Expr::seq([Expr::space(), wrapper]);
     }
     let text_and_end = Expr::seq([Expr::excluding([end]), Expr::lit(end), Expr::space()]);
     if options.reasoning_open {
-        return text_and_end;
+        return Expr::seq([text_and_end, wrapper]);
     }
     if start.is_empty() {
-        return Expr::space();
+        return Expr::seq([Expr::space(), wrapper]);
     }
     Expr::seq([
         Expr::space(),
         Expr::optional(Expr::seq([Expr::lit(start), text_and_end])),
+        wrapper,
     ])
 }

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::ir::{CharSet, Expr, Role, RuleId, Rules};
+use super::ir::{CharSet, Expr, Role, RuleId, Rules, ValueKind};
 use super::schema::python_literal;
 
 /// One generated call.
@@ -140,13 +140,24 @@ impl Walker<'_> {
                 }
                 return;
             }
-            Some(Role::Argument { name, raw, .. }) => {
-                let value = if *raw {
-                    let start = self.out.len();
-                    self.raw_text(&rule.body.clone(), depth + 1);
-                    Value::String(self.out[start..].to_owned())
-                } else {
-                    self.schema_value(id)
+            Some(Role::Argument { name, value, .. }) => {
+                let value = match value {
+                    ValueKind::Raw => {
+                        let start = self.out.len();
+                        self.raw_text(&rule.body.clone(), depth + 1);
+                        Value::String(self.out[start..].to_owned())
+                    }
+                    ValueKind::Json => self.schema_value(id),
+                    ValueKind::Literal { open, close } => {
+                        let start = self.out.len();
+                        self.expr(&rule.body.clone(), depth + 1);
+                        let json = crate::generate::literal::literal_to_json(
+                            &self.out[start..],
+                            open,
+                            close,
+                        );
+                        serde_json::from_str(&json).unwrap_or(Value::Null)
+                    }
                 };
                 if let Some(Value::Object(args)) = self.calls.last_mut().map(|c| &mut c.arguments) {
                     args.insert(name.clone(), value);

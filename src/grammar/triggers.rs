@@ -7,14 +7,14 @@
 //!
 //! - the block's *first literals* (every text the block can write starts, after optional
 //!   whitespace, with one of them) are word triggers when each is distinctive: at least two
-//!   characters, and not only letters and digits (a bare `{`, `[` or a function name also
-//!   starts ordinary text);
+//!   characters, and a marker of the format (a preserved token) or not only letters and
+//!   digits (a bare `{`, `[` or a function name also starts ordinary text);
 //! - otherwise the trigger is a pattern: the block's text up to and including the tool name
 //!   (`\{\s*"name"\s*:\s*"(get_weather|search)"`), so only a call to an offered tool starts it.
 //!
 //! Patterns use the syntax common to ECMAScript, RE2 and Rust's `regex` (no lookaround).
 
-use super::ir::{CharSet, Expr, Role, Rules};
+use super::ir::{expr_nullable, CharSet, Expr, Role, Rules};
 
 /// How a trigger is matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,14 +35,29 @@ pub struct Trigger {
 }
 
 /// The triggers of a block (an expression over `rules`).
-pub(crate) fn triggers(rules: &Rules, block: &Expr, force_pattern: bool) -> Vec<Trigger> {
+///
+/// `names_in_pattern`: a pattern runs through the tool name (the PEG reads only offered names
+/// there, so a call to another name is not a call); otherwise it stops before the name, and
+/// the grammar then allows only offered names.
+pub(crate) fn triggers(
+    rules: &Rules,
+    block: &Expr,
+    force_pattern: bool,
+    names_in_pattern: bool,
+    markers: &[String],
+) -> Vec<Trigger> {
+    let info = Info {
+        nullable: rules.nullable(),
+        recursive: rules.recursive(),
+    };
     if !force_pattern {
-        if let Some(words) = first_literals(rules, block, 0) {
+        if let Some(words) = first_literals(rules, &info, block, 0) {
             let mut words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
             words.sort();
             words.dedup();
             let distinctive = |w: &String| {
-                w.chars().count() >= 2 && !w.chars().all(|c| c.is_alphanumeric() || c == '_')
+                w.chars().count() >= 2
+                    && (markers.contains(w) || !w.chars().all(|c| c.is_alphanumeric() || c == '_'))
             };
             if !words.is_empty() && words.iter().all(distinctive) {
                 // A word another word starts with is covered by the shorter one.
@@ -61,16 +76,38 @@ pub(crate) fn triggers(rules: &Rules, block: &Expr, force_pattern: bool) -> Vec<
             }
         }
     }
-    let (head, _) = head_regex(rules, block, None, 0);
+    let (head, _) = head_regex(rules, &info, block, None, names_in_pattern, 0);
+    let matches_empty = regex_automata::meta::Regex::new(&head).map_or(true, |re| re.is_match(""));
+    if matches_empty {
+        // No head to recognise (the block starts with what the head cannot follow): its first
+        // literals, however plain, are all that can start it.
+        let words = first_literals(rules, &info, block, 0).unwrap_or_default();
+        let mut words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
+        words.sort();
+        words.dedup();
+        return words
+            .into_iter()
+            .map(|value| Trigger {
+                kind: TriggerKind::Word,
+                value,
+            })
+            .collect();
+    }
     vec![Trigger {
         kind: TriggerKind::Pattern,
         value: head,
     }]
 }
 
+/// Per-rule facts the walks below read.
+struct Info {
+    nullable: Vec<bool>,
+    recursive: Vec<bool>,
+}
+
 /// Every text of `e` starts, after optional whitespace, with one of the returned literals;
 /// `None` when that cannot be said (text, classes or recursion first).
-fn first_literals(rules: &Rules, e: &Expr, depth: usize) -> Option<Vec<String>> {
+fn first_literals(rules: &Rules, info: &Info, e: &Expr, depth: usize) -> Option<Vec<String>> {
     if depth > 64 {
         return None;
     }
@@ -79,7 +116,7 @@ fn first_literals(rules: &Rules, e: &Expr, depth: usize) -> Option<Vec<String>> 
         Expr::Alt(items) => {
             let mut out = Vec::new();
             for i in items {
-                out.extend(first_literals(rules, i, depth + 1)?);
+                out.extend(first_literals(rules, info, i, depth + 1)?);
             }
             Some(out)
         }
@@ -89,15 +126,17 @@ fn first_literals(rules: &Rules, e: &Expr, depth: usize) -> Option<Vec<String>> 
                 if is_space(item) {
                     continue;
                 }
-                out.extend(first_literals(rules, item, depth + 1)?);
-                if !nullable(rules, item, 0) {
+                out.extend(first_literals(rules, info, item, depth + 1)?);
+                if !expr_nullable(item, &info.nullable) {
                     return Some(out);
                 }
             }
             None
         }
-        Expr::Repeat { expr, min, .. } if *min >= 1 => first_literals(rules, expr, depth + 1),
-        Expr::Ref(r) => first_literals(rules, &rules.rule(*r).body, depth + 1),
+        Expr::Repeat { expr, .. } => first_literals(rules, info, expr, depth + 1),
+        Expr::Ref(r) if !info.recursive[r.0] => {
+            first_literals(rules, info, &rules.rule(*r).body, depth + 1)
+        }
         _ => None,
     }
 }
@@ -113,24 +152,17 @@ fn is_space(e: &Expr) -> bool {
     }
 }
 
-fn nullable(rules: &Rules, e: &Expr, depth: usize) -> bool {
-    if depth > 64 {
-        return false;
-    }
-    match e {
-        Expr::Empty | Expr::Excluding(_) => true,
-        Expr::Never | Expr::Literal(_) | Expr::Class(_) => false,
-        Expr::Seq(items) => items.iter().all(|i| nullable(rules, i, depth + 1)),
-        Expr::Alt(items) => items.iter().any(|i| nullable(rules, i, depth + 1)),
-        Expr::Repeat { expr, min, .. } => *min == 0 || nullable(rules, expr, depth + 1),
-        Expr::Ref(r) => nullable(rules, &rules.rule(*r).body, depth + 1),
-    }
-}
-
 /// A regular expression for the start of `e` up to the end of the tool name (when `tool` is
 /// known, inside a call rule) — or the whole of `e` when no name comes. Returns the regex and
 /// whether the name was reached. Leading whitespace is left out.
-fn head_regex(rules: &Rules, e: &Expr, tool: Option<&str>, depth: usize) -> (String, bool) {
+fn head_regex(
+    rules: &Rules,
+    info: &Info,
+    e: &Expr,
+    tool: Option<&str>,
+    through_name: bool,
+    depth: usize,
+) -> (String, bool) {
     if depth > 64 {
         return (String::new(), true);
     }
@@ -139,6 +171,9 @@ fn head_regex(rules: &Rules, e: &Expr, tool: Option<&str>, depth: usize) -> (Str
         Expr::Literal(text) => {
             if let Some(name) = tool {
                 if let Some(at) = text.find(name) {
+                    if !through_name {
+                        return (escape(&text[..at]), true);
+                    }
                     let end = at + name.len();
                     // Through the closing quote of a quoted name.
                     let end = match text[end..].chars().next() {
@@ -160,7 +195,7 @@ fn head_regex(rules: &Rules, e: &Expr, tool: Option<&str>, depth: usize) -> (Str
                     continue;
                 }
                 started = true;
-                let (r, done) = head_regex(rules, item, tool, depth + 1);
+                let (r, done) = head_regex(rules, info, item, tool, through_name, depth + 1);
                 out.push_str(&r);
                 if done {
                     return (out, true);
@@ -171,7 +206,7 @@ fn head_regex(rules: &Rules, e: &Expr, tool: Option<&str>, depth: usize) -> (Str
         Expr::Alt(items) => {
             let heads: Vec<(String, bool)> = items
                 .iter()
-                .map(|i| head_regex(rules, i, tool, depth + 1))
+                .map(|i| head_regex(rules, info, i, tool, through_name, depth + 1))
                 .collect();
             let done = heads.iter().any(|(_, d)| *d);
             let mut alts: Vec<String> = heads.into_iter().map(|(r, _)| r).collect();
@@ -183,11 +218,19 @@ fn head_regex(rules: &Rules, e: &Expr, tool: Option<&str>, depth: usize) -> (Str
             (format!("(?:{})", alts.join("|")), done)
         }
         Expr::Repeat { expr, min, max } => {
-            let (inner, done) = head_regex(rules, expr, tool, depth + 1);
-            if done && *min >= 1 {
-                return (inner, true);
+            if is_space(e) {
+                return (r"[\t\n\r ]*".to_owned(), false);
             }
-            let (full, _) = head_regex(rules, expr, None, depth + 1);
+            let (inner, done) = head_regex(rules, info, expr, tool, through_name, depth + 1);
+            if done {
+                // The name (or text the head cannot follow) inside: through it when the part
+                // is mandatory, else the head stops before it.
+                return if *min >= 1 {
+                    (inner, true)
+                } else {
+                    (String::new(), true)
+                };
+            }
             let op = match (min, max) {
                 (0, None) => "*".to_owned(),
                 (1, None) => "+".to_owned(),
@@ -195,15 +238,21 @@ fn head_regex(rules: &Rules, e: &Expr, tool: Option<&str>, depth: usize) -> (Str
                 (m, None) => format!("{{{m},}}"),
                 (m, Some(n)) => format!("{{{m},{n}}}"),
             };
-            (format!("(?:{full}){op}"), false)
+            (format!("(?:{inner}){op}"), false)
         }
         Expr::Ref(r) => {
             let rule = rules.rule(*r);
+            if depth > 24 || info.recursive[r.0] {
+                // Recursion (JSON values): the head stops here.
+                return (String::new(), true);
+            }
             match &rule.role {
-                Some(Role::Call { tool }) => head_regex(rules, &rule.body, Some(tool), depth + 1),
+                Some(Role::Call { tool }) => {
+                    head_regex(rules, info, &rule.body, Some(tool), through_name, depth + 1)
+                }
                 Some(Role::Arguments { .. }) | Some(Role::Argument { .. }) => (String::new(), true),
                 None if rule.schema.is_some() => (String::new(), true),
-                None => head_regex(rules, &rule.body, tool, depth + 1),
+                None => head_regex(rules, info, &rule.body, tool, through_name, depth + 1),
             }
         }
     }
