@@ -162,13 +162,37 @@ fn run(cases: &[CallCase], what: &str) -> Tally {
     tally
 }
 
-fn report(tally: &Tally) {
-    if !tally.failures.is_empty() {
-        panic!(
-            "{} failures:\n\n{}",
-            tally.failures.len(),
-            tally.failures.join("\n\n")
-        );
+/// The committed known failures: id to reason.
+fn known() -> Vec<(String, String)> {
+    let text = include_str!("grammar_known_failures.txt");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(id, why)| (id.to_owned(), why.to_owned()))
+        .collect()
+}
+
+/// Fails on unlisted failures, and on listed cases (of this run's `prefix`) that pass.
+fn report(tally: &Tally, prefix: &str) {
+    let known = known();
+    let id_of = |f: &String| f.split(": ").next().unwrap_or_default().to_owned();
+    let mut problems: Vec<String> = tally
+        .failures
+        .iter()
+        .filter(|f| !known.iter().any(|(id, _)| *id == id_of(f)))
+        .cloned()
+        .collect();
+    for (id, why) in known.iter().filter(|(id, _)| id.starts_with(prefix)) {
+        if tally.failures.iter().any(|f| id_of(f) == *id) {
+            println!("known failure {id}: {why}");
+        } else {
+            problems.push(format!(
+                "{id} is listed as a known failure but passes: unlist it"
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        panic!("{} failures:\n\n{}", problems.len(), problems.join("\n\n"));
     }
 }
 
@@ -183,7 +207,7 @@ fn fixture_outputs_with_calls_are_accepted_and_mutations_rejected() {
     assert!(!cases.is_empty(), "no fixture case with calls");
     let tally = run(&cases, "fixtures");
     assert!(tally.accepted > 0);
-    report(&tally);
+    report(&tally, "fixtures/");
 }
 
 #[test]
@@ -197,7 +221,7 @@ fn template_renders_with_calls_are_accepted_and_mutations_rejected() {
     let cases = template_cases(&dir);
     let tally = run(&cases, "templates");
     assert!(tally.accepted > 0);
-    report(&tally);
+    report(&tally, "templates/");
 }
 
 /// `tool_choice: required` is not lazy and covers the whole output: outputs that are only
@@ -265,6 +289,9 @@ fn triggers_are_words_or_compiling_patterns() {
     let mut notices = Vec::new();
     let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     for case in fixture_cases(&corpus, &mut notices) {
+        if case.request.tool_choice != ToolChoice::Auto {
+            continue;
+        }
         let (c, _) = compiled(&case.parser).expect("compiles");
         assert!(c.lazy, "{}", case.id);
         assert!(!c.triggers.is_empty(), "{}", case.id);

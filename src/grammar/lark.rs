@@ -280,10 +280,21 @@ impl Printer<'_> {
                     max: Some(1),
                 },
                 before,
-            )) if depth < 3 => {
-                let opt = self.run(rule, std::slice::from_ref(&**expr));
-                let tail = format!("({opt} {tail} | {tail})");
-                self.distribute(rule, before, tail, depth + 1)
+            )) if depth < 4 => {
+                if before.iter().all(is_space) {
+                    // Leading whitespace joins the optional part (a whitespace lexeme beside
+                    // one that starts with whitespace would take it first).
+                    let mut with: Vec<Expr> = before.to_vec();
+                    with.push((**expr).clone());
+                    let with = self.run(rule, &with);
+                    let without = self.distribute(rule, before, tail.clone(), depth + 1);
+                    format!("({with} {tail} | {without})")
+                } else {
+                    // The optional part starts a lexeme of its own, beside the tail's first.
+                    let opt = self.run(rule, std::slice::from_ref(&**expr));
+                    let tail = format!("({opt} {tail} | {tail})");
+                    self.distribute(rule, before, tail, depth + 1)
+                }
             }
             Some(_) => format!("{} {tail}", self.run(rule, run)),
         }
@@ -316,6 +327,12 @@ impl Printer<'_> {
             other => self.regular(other, ctx),
         }
     }
+}
+
+/// Whether `e` is optional whitespace (`[ \t\n\r]*`).
+fn is_space(e: &Expr) -> bool {
+    matches!(e, Expr::Repeat { expr, min: 0, max: None }
+        if matches!(&**expr, Expr::Class(set) if *set == super::ir::whitespace()))
 }
 
 fn repeat_op(min: u32, max: Option<u32>) -> String {

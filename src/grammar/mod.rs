@@ -257,15 +257,20 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             .filter(|t| t.kind == TriggerKind::Word)
             .map(|t| t.value.as_str())
             .collect();
-        let text_after = lazy && !words.is_empty() && words.len() == triggers.len();
+        // Text after the calls would be the parser's content, but llguidance's greedy lexer
+        // cannot tell such text from a further call that starts with a short lexeme (`{`):
+        // after the calls only whitespace and the end of turn.
+        let text_after = false;
         // Text after the calls holds no trigger and no marker of the format (a greedy lexeme
         // of that text would otherwise run into a call's optional closing marker).
+        let markers = block_markers(&rules, block_id);
         let mut stops = words.clone();
         stops.extend(
             parser
                 .preserved_tokens()
                 .iter()
                 .map(|t| t.trim())
+                .chain(markers.iter().map(String::as_str))
                 .filter(|t| t.chars().count() >= 2),
         );
         let tail = tail(&format.turn_end, text_after.then_some(stops.as_slice()));
@@ -297,6 +302,42 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         triggers,
         preserved_tokens: parser.preserved_tokens().to_vec(),
     })
+}
+
+/// The marker-like literals of the block (two characters or more, not only letters, digits and
+/// `_`), outside schema rules.
+fn block_markers(rules: &Rules, block: ir::RuleId) -> Vec<String> {
+    fn walk(e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::Literal(text) => {
+                let t = text.trim();
+                if t.chars().count() >= 2
+                    && !t.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    && !out.iter().any(|o| o == t)
+                {
+                    out.push(t.to_owned());
+                }
+            }
+            Expr::Seq(items) | Expr::Alt(items) => items.iter().for_each(|i| walk(i, out)),
+            Expr::Repeat { expr, .. } => walk(expr, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen = vec![false; rules.rules().len()];
+    let mut stack = vec![block];
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id.index()], true) {
+            continue;
+        }
+        let rule = rules.rule(id);
+        if rule.schema.is_some() || rule.schema_internal {
+            continue;
+        }
+        walk(&rule.body, &mut out);
+        rule.body.for_each_ref(&mut |r| stack.push(r));
+    }
+    out
 }
 
 /// What may follow the calls: the end-of-turn marker (whole, or up to one of its markers) when
