@@ -158,35 +158,59 @@ fn there_are_subjects() {
     assert!(n > 0);
 }
 
+/// The committed known failures: subject id to reason.
+fn known() -> Vec<(String, String)> {
+    include_str!("grammar_roundtrip_known_failures.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(id, why)| (id.to_owned(), why.to_owned()))
+        .collect()
+}
+
+fn is_known(id: &str) -> bool {
+    known().iter().any(|(k, _)| k == id)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
+    /// Subjects not listed as known failures, picked at random, with random seeds.
     #[test]
     fn generated_calls_parse_back_equal(pick in any::<prop::sample::Index>(), seed in any::<u64>()) {
-        let subjects = subjects();
-        let subject = &subjects[pick.index(subjects.len())];
+        let subjects: Vec<&Subject> = subjects().iter().filter(|s| !is_known(&s.id)).collect();
+        prop_assume!(!subjects.is_empty());
+        let subject = subjects[pick.index(subjects.len())];
         if let Err(e) = check(subject, seed) {
             prop_assert!(false, "{}", e);
         }
     }
 }
 
-/// Every subject, several seeds each (the property above picks subjects at random).
+/// Every subject on fixed seeds: unlisted ones must round-trip, listed ones must still fail
+/// (the ratchet).
 #[test]
 fn every_grammar_round_trips_on_fixed_seeds() {
-    let mut failures = Vec::new();
+    let mut problems = Vec::new();
+    let (mut passed, mut known_failing) = (0, 0);
     for subject in subjects() {
-        for seed in 0..24 {
-            if let Err(e) = check(subject, seed) {
-                failures.push(e);
-                break;
-            }
+        let failure = (0..24).find_map(|seed| check(subject, seed).err());
+        match (failure, is_known(&subject.id)) {
+            (None, false) => passed += 1,
+            (Some(_), true) => known_failing += 1,
+            (Some(e), false) => problems.push(e),
+            (None, true) => problems.push(format!(
+                "{} is listed as a known failure but round-trips: unlist it",
+                subject.id
+            )),
         }
     }
+    println!("{passed} grammars round-trip on 24 seeds each; {known_failing} known failures");
+    assert!(passed > 0);
     assert!(
-        failures.is_empty(),
-        "{} grammars fail:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
+        problems.is_empty(),
+        "{} problems:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
     );
 }

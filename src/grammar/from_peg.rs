@@ -52,6 +52,9 @@ struct Ctx {
     param: Option<usize>,
     /// The first JSON string read here is a key the earlier members took: excluded.
     taken: Vec<String>,
+    /// Right after an `until`: the whitespace the first `space` here can match (the `until`
+    /// took any other), as the PEG reads it.
+    after_until: Option<Vec<String>>,
 }
 
 /// The translator.
@@ -172,6 +175,7 @@ impl<'a> FromPeg<'a> {
         let d = depth + 1;
         let plain = Ctx {
             taken: Vec::new(),
+            after_until: None,
             ..ctx.clone()
         };
         Ok(match self.node(p) {
@@ -180,7 +184,10 @@ impl<'a> FromPeg<'a> {
             Node::Literal(bytes) => Expr::lit(&String::from_utf8_lossy(bytes)),
             Node::Any => Expr::Class(CharSet::any()),
             Node::Rest => Expr::repeat(Expr::Class(CharSet::any()), 0, None),
-            Node::Space => Expr::space(),
+            Node::Space => match &ctx.after_until {
+                Some(ws) => Expr::alt(ws.iter().map(|w| Expr::lit(w))),
+                None => Expr::space(),
+            },
             Node::Chars { class, min, max } => {
                 let (ranges, negated) = class.ranges();
                 let set = CharSet::new(ranges.iter().copied());
@@ -211,6 +218,12 @@ impl<'a> FromPeg<'a> {
                         taken: taken.clone(),
                         ..ctx.clone()
                     };
+                    if ctx.tool.is_some() && self.leads_with_any_key(item, 0) {
+                        // Inside a call, an object member under any other key: the parser
+                        // skips it, and its value could hold anything; the grammar writes only
+                        // the members the call needs.
+                        continue;
+                    }
                     alts.push(self.expr(item, &c, d)?);
                     for k in self.leading_keys(item, 0) {
                         if !taken.contains(&k) {
@@ -250,9 +263,11 @@ impl<'a> FromPeg<'a> {
         let mut out = Vec::with_capacity(items.len());
         // Taken keys apply up to the first item that reads text other than whitespace.
         let mut taken = ctx.taken.clone();
+        let mut after = ctx.after_until.clone();
         for &item in items {
             let c = Ctx {
                 taken: taken.clone(),
+                after_until: after.clone(),
                 ..ctx.clone()
             };
             out.push(self.expr(item, &c, d)?);
@@ -264,11 +279,62 @@ impl<'a> FromPeg<'a> {
                         }
                     }
                 }
-                Node::Space | Node::Eps | Node::Start | Node::Peek(_) => {}
+                Node::Eps | Node::Start | Node::Peek(_) => continue,
+                Node::Space => {}
                 _ => taken.clear(),
             }
+            after = self.until_tail(item, 0);
         }
         Ok(Expr::seq(out))
+    }
+
+    /// When `p` ends with an `until`: the leading whitespace of its delimiters (what a `space`
+    /// right after it can still match).
+    fn until_tail(&self, p: Parser, depth: usize) -> Option<Vec<String>> {
+        if depth > 32 {
+            return None;
+        }
+        let ws_of = |d: &[u8]| {
+            let d = String::from_utf8_lossy(d);
+            d[..d.len() - d.trim_start().len()].to_owned()
+        };
+        let mut out: Vec<String> = match self.node(p) {
+            Node::Until(f) => vec![ws_of(f.needle())],
+            Node::UntilOneOf { delimiters, .. } => delimiters.iter().map(|d| ws_of(d)).collect(),
+            // A name is written exactly (the mapper trims the one the PEG reads).
+            Node::Tag { tag, .. }
+                if matches!(self.g.tag_name(*tag), tags::TOOL_NAME | tags::TOOL_ARG_NAME) =>
+            {
+                return None
+            }
+            Node::Tag { p, .. } | Node::Atomic(p) => return self.until_tail(*p, depth + 1),
+            Node::Seq(items) => return self.until_tail(*items.last()?, depth + 1),
+            _ => return None,
+        };
+        out.sort();
+        out.dedup();
+        Some(out)
+    }
+
+    /// Whether `p` starts (after whitespace) with a JSON string: an object member under any key.
+    fn leads_with_any_key(&self, p: Parser, depth: usize) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        match self.node(p) {
+            Node::Json(crate::json::Target::String) => true,
+            Node::Seq(items) => items
+                .iter()
+                .find(|&&i| {
+                    !matches!(
+                        self.node(i),
+                        Node::Space | Node::Eps | Node::Peek(_) | Node::Negate(_)
+                    )
+                })
+                .is_some_and(|&i| self.leads_with_any_key(i, depth + 1)),
+            Node::Tag { p, .. } | Node::Atomic(p) => self.leads_with_any_key(*p, depth + 1),
+            _ => false,
+        }
     }
 
     /// The literal keys (`"name"`, and `'name'` in the Python flavour) an expression starts with,
@@ -355,6 +421,7 @@ impl<'a> FromPeg<'a> {
                         tool: Some(t),
                         param: Some(i),
                         taken: Vec::new(),
+                        after_until: None,
                     };
                     alts.push(self.expr(inner, &c, d)?);
                 }
@@ -416,6 +483,7 @@ impl<'a> FromPeg<'a> {
             tool: Some(t),
             param: None,
             taken: Vec::new(),
+            after_until: None,
         };
         let body = self.expr(p, &ctx, d)?;
         self.json.rules.set_body(id, body)?;
@@ -505,6 +573,7 @@ impl<'a> FromPeg<'a> {
             tool: ctx.tool,
             param: None,
             taken: Vec::new(),
+            after_until: None,
         };
         self.expr(inner, &c, d)
     }
@@ -639,6 +708,7 @@ impl<'a> FromPeg<'a> {
             tool: Some(t),
             param: None,
             taken: Vec::new(),
+            after_until: None,
         };
         let sep = self.expr(*sep, &plain, d)?;
         let mut items = Vec::new();
@@ -647,6 +717,7 @@ impl<'a> FromPeg<'a> {
                 tool: Some(t),
                 param: Some(i),
                 taken: Vec::new(),
+                after_until: None,
             };
             items.push(self.expr(*arg_inner, &c, d)?);
         }
