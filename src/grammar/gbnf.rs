@@ -189,39 +189,13 @@ fn hex_escape(c: char) -> String {
     }
 }
 
+/// A character in a class: itself, unless it is special there (`[`, `]`, `\`, `^`, `-`), a
+/// control or a whitespace character other than space (then a hex escape).
 fn class_char(c: char) -> String {
-    if c.is_ascii_alphanumeric() || (!c.is_control() && !c.is_ascii() && !c.is_whitespace()) {
-        c.to_string()
-    } else if matches!(
-        c,
-        ' ' | '!'
-            | '"'
-            | '#'
-            | '$'
-            | '%'
-            | '&'
-            | '\''
-            | '('
-            | ')'
-            | '*'
-            | '+'
-            | ','
-            | '.'
-            | '/'
-            | ':'
-            | ';'
-            | '<'
-            | '='
-            | '>'
-            | '?'
-            | '@'
-            | '_'
-            | '`'
-            | '{'
-            | '|'
-            | '}'
-            | '~'
-    ) {
+    let plain = c == ' '
+        || (c.is_ascii_graphic() && !matches!(c, '[' | ']' | '\\' | '^' | '-'))
+        || (!c.is_ascii() && !c.is_control() && !c.is_whitespace());
+    if plain {
         c.to_string()
     } else {
         hex_escape(c)

@@ -99,6 +99,9 @@ pub fn grammar_start(c: &Constraint, output: &str) -> Option<usize> {
         .min()
 }
 
+/// Builds the parser of a request for one template.
+pub type MakeParser = Rc<dyn Fn(&ChatRequest) -> Option<ChatParser>>;
+
 /// One output the parser reads as tool calls, with what it was made for.
 pub struct CallCase {
     /// `fixtures/<model>/<case>` or `templates/<file>/<sample>`.
@@ -112,7 +115,7 @@ pub struct CallCase {
     /// What the parser made of it.
     pub message: ChatMessage,
     /// Builds the parser of another request for the same template.
-    pub make: Rc<dyn Fn(&ChatRequest) -> Option<ChatParser>>,
+    pub make: MakeParser,
 }
 
 impl CallCase {

@@ -198,13 +198,17 @@ pub fn run(data: &[u8]) {
     let deep_at = b.at;
     let deep = b.data.get(deep_at) == Some(&0xFF);
     let tools = vec![tool("get_weather", b.schema(0)), tool("ping", b.object(1))];
-    let mut request = ChatRequest::default();
-    request.tools = tools;
-    request.parallel_tool_calls = b.byte() % 2 == 0;
-    request.tool_choice = match b.byte() % 4 {
+    let parallel_tool_calls = b.byte() % 2 == 0;
+    let tool_choice = match b.byte() % 4 {
         0 => ToolChoice::Required,
         1 => ToolChoice::Function("ping".to_owned()),
         _ => ToolChoice::Auto,
+    };
+    let request = ChatRequest {
+        tools,
+        parallel_tool_calls,
+        tool_choice,
+        ..ChatRequest::default()
     };
     let Ok(parser) = ChatParser::from_format("fuzz", format, &request, String::new()) else {
         return;
