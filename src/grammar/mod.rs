@@ -196,14 +196,19 @@ impl ChatParser {
 pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
     let format = parser.format();
     let options = parser.options();
-    let tools: Vec<Tool> = match &parser.tool_choice {
-        ToolChoice::Function(name) => parser
-            .tools
-            .iter()
-            .filter(|t| t.name() == name)
-            .cloned()
-            .collect(),
-        _ => parser.tools.clone(),
+    // The offered tools, borrowed (a schema may be deep: no copy).
+    let named: Vec<Tool>;
+    let tools: &[Tool] = match &parser.tool_choice {
+        ToolChoice::Function(name) => {
+            named = parser
+                .tools
+                .iter()
+                .filter(|t| t.name() == name)
+                .cloned()
+                .collect();
+            &named
+        }
+        _ => &parser.tools,
     };
     let lazy = matches!(parser.tool_choice, ToolChoice::Auto);
     let mut rules = Rules::new();
@@ -215,7 +220,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         }
         let mut t = from_peg::FromPeg::new(
             parser.grammar(),
-            &tools,
+            tools,
             parser.literal_quotes.clone(),
             &mut rules,
         );

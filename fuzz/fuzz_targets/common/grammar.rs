@@ -193,6 +193,23 @@ fn tool(name: &str, parameters: Value) -> Tool {
 
 /// Runs one input (see the module docs); panics on a violated property.
 pub fn run(data: &[u8]) {
+    if data.contains(&0xFF) {
+        // A 10,000-deep schema may be built: serde_json clones and drops values recursively
+        // (outside chatparse), which needs more stack than a sanitizer build's main thread
+        // has. The generation itself is bounded (`MAX_SCHEMA_DEPTH`).
+        let data = data.to_vec();
+        std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn(move || check(&data))
+            .expect("a thread")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+    } else {
+        check(data);
+    }
+}
+
+fn check(data: &[u8]) {
     let mut b = Bytes { data, at: 0 };
     let format = format(&mut b);
     let deep_at = b.at;
