@@ -11,6 +11,8 @@
 //!   formats derived from renders of the chat template).
 //! - [`template`]: Hugging Face-compatible chat template rendering (minijinja).
 //! - [`response_template`]: Hugging Face-style declarative response templates.
+//! - [`grammar`]: constrained-decoding grammars (GBNF, llguidance Lark) with lazy triggers,
+//!   from the same PEG grammar as the parser.
 //! - [`message`]: the message layer: the request model, the parsed message and its conformance
 //!   comparison, the builder a mapper drives, JSON healing, and streaming deltas.
 //! - [`conform`]: the conformance runner over recorded vectors.
@@ -29,6 +31,7 @@ pub mod diff;
 pub mod engine;
 pub mod fixtures;
 pub mod generate;
+pub mod grammar;
 pub mod json;
 pub mod message;
 pub mod peg;

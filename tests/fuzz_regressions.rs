@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 mod analyze;
 #[path = "../fuzz/fuzz_targets/common/diff.rs"]
 mod diff;
+#[path = "../fuzz/fuzz_targets/common/grammar.rs"]
+mod grammar;
 #[path = "../fuzz/fuzz_targets/common/json.rs"]
 mod json;
 #[path = "../fuzz/fuzz_targets/common/peg.rs"]
@@ -31,6 +33,7 @@ type Body = fn(&[u8]);
 const TARGETS: &[(&str, Body)] = &[
     ("analyze", analyze::run),
     ("diff", diff::run),
+    ("grammar", grammar::run),
     ("json", json::run),
     ("peg", peg::run),
     ("render_template", render_template::run),

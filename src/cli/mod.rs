@@ -4,6 +4,8 @@
 //! - `chatparse bench MANIFEST.jsonl [--chunk N] [--json]` ([`bench`](mod@bench)): throughput and
 //!   streaming time over a benchmark manifest.
 //! - `chatparse diff A B` ([`diff`]): the diff split of two strings or files.
+//! - `chatparse grammar --template T --request R [--lark] [--json]` ([`grammar`](mod@grammar)):
+//!   the constrained-decoding grammar, its triggers and preserved tokens.
 //! - `chatparse conform FILE.jsonl...` ([`conform`]): runs conformance vector files.
 //! - `chatparse parse --template T [--request R] [INPUT]` ([`parse`]): one output to a message;
 //!   with `--response-template RT` (instead of `--template`), the dict that Hugging Face
@@ -26,6 +28,7 @@ pub mod check_engines;
 pub mod conform;
 pub mod diff;
 pub mod engine;
+pub mod grammar;
 pub mod new;
 pub mod parse;
 pub mod response_cases;
@@ -48,6 +51,7 @@ enum Command {
     Bench(bench::BenchArgs),
     Diff(diff::DiffArgs),
     Engine(engine::EngineArgs),
+    Grammar(grammar::GrammarArgs),
     Conform(conform::ConformArgs),
     Parse(parse::ParseArgs),
     Stream(stream::StreamArgs),
@@ -64,6 +68,7 @@ pub fn run() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Engine(args) => engine::run(&args),
+        Command::Grammar(args) => grammar::run(&args),
         Command::Conform(args) => conform::run(&args),
         Command::Parse(args) => parse::run(&args),
         Command::Stream(args) => stream::run(&args),

@@ -91,6 +91,11 @@ impl CharClass {
         }
     }
 
+    /// The listed ranges (before negation) and whether the class is negated.
+    pub fn ranges(&self) -> (&[(char, char)], bool) {
+        (&self.ranges, self.negated)
+    }
+
     /// The class as written.
     pub fn source(&self) -> &str {
         &self.source

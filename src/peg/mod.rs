@@ -146,6 +146,8 @@ pub use ast::{Ast, AstId, AstNode, Siblings};
 pub use builder::{GrammarBuilder, DEFAULT_PARSE_DEPTH};
 pub use chars::CharClass;
 pub use error::{BuildError, ParseError, ParseErrorKind};
+/// The arena node kinds, for the constrained-decoding grammar generator ([`crate::grammar`]).
+pub(crate) use grammar::Node;
 pub use grammar::{Grammar, Parser, TagId};
 pub use machine::Status;
 pub use session::{Change, InvalidUtf8, Parse, Session};

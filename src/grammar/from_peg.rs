@@ -1,0 +1,790 @@
+//! From the built PEG [`Grammar`] to the internal form, specialised to the request's tools.
+//!
+//! Every node kind with a context-free counterpart becomes one: literals, sequences,
+//! alternations (PEG's ordered choice read as an unordered one: the language can only grow),
+//! repetitions, character classes, `space`, `any`, `rest`, `until` / `until_one_of` (text
+//! containing none of the delimiters: exactly the PEG's language for it), rules (references,
+//! so recursion is kept), JSON parsers (generic JSON rules) and `schema` wrappers (the schema's
+//! rules). Lookaheads (`peek`, `negate`) and anchors match no text and emit nothing: the CFG is
+//! then wider than the PEG, never narrower. The one place a negative lookahead matters for
+//! tightness, an object member under a key that an earlier member or a `negate` took (a JSON
+//! call's "any other key"), keeps its meaning: that member's key is a string *except* the taken
+//! keys.
+//!
+//! The AST tags the mapper reads drive the specialisation, so it follows whatever the generator
+//! builds without knowing formats:
+//!
+//! - `tool`: one alternative per tool of the request (a rule per tool, [`Role::Call`]);
+//! - `tool_name`: that tool's name, written as the tagged parser reads names (a JSON string,
+//!   one of the literals of a bare call, or raw text);
+//! - `tool_args` over a JSON value: the tool's parameter schema ([`Role::Arguments`]);
+//! - `tool_arg` (tagged arguments): one alternative per parameter with its name; the list
+//!   `(arg (sep arg)*)?` becomes the parameters in any order, each at most once, every required
+//!   one present (one rule per subset written, up to six parameters; past that any order with
+//!   repeats and nothing required);
+//!   `tool_arg_value` / `tool_arg_string` / `tool_arg_json`: raw text for string parameters
+//!   (their `enum` when declared), the parameter's schema for the others ([`Role::Argument`]).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::generate::grammar::tags;
+use crate::message::{ArgumentKind, Tool};
+use crate::peg::{Grammar, Node, Parser};
+
+use super::ir::{CharSet, Expr, Role, RuleId, Rules, ValueKind};
+use super::schema::{python_string, Json};
+use super::GrammarError;
+
+/// Most parameters whose tagged arguments may come in any order with each at most once (one
+/// rule per subset); past it, any parameters in any order, repeats allowed.
+const MAX_ORDER_FREE: usize = 6;
+
+/// How deep the translation may recurse through nested PEG nodes.
+const MAX_NODE_DEPTH: usize = 512;
+
+/// Where the translation is: inside which tool's call, which of its parameters, and which
+/// keys an object member at this position may not use.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+struct Ctx {
+    tool: Option<usize>,
+    param: Option<usize>,
+    /// The first JSON string read here is a key the earlier members took: excluded.
+    taken: Vec<String>,
+    /// Right after an `until`: the whitespace the first `space` here can match (the `until`
+    /// took any other), as the PEG reads it.
+    after_until: Option<Vec<String>>,
+}
+
+/// The translator.
+pub(crate) struct FromPeg<'a> {
+    g: &'a Grammar,
+    tools: &'a [Tool],
+    python: bool,
+    pub(crate) json: Json<'a>,
+    rule_memo: HashMap<(u32, Ctx), RuleId>,
+    call_memo: HashMap<(Parser, usize), RuleId>,
+    args_memo: HashMap<usize, RuleId>,
+    value_memo: HashMap<(usize, usize), RuleId>,
+    /// A name was read by a choice of the declared names (a bare call): the PEG itself only
+    /// reads offered names there.
+    pub(crate) names_in_peg: std::cell::Cell<bool>,
+    literal: Option<(String, String)>,
+}
+
+impl<'a> FromPeg<'a> {
+    /// `literal`: the string quotes of a format whose argument values are literals.
+    pub(crate) fn new(
+        g: &'a Grammar,
+        tools: &'a [Tool],
+        literal: Option<(String, String)>,
+        rules: &'a mut Rules,
+    ) -> FromPeg<'a> {
+        let python = g.flavour() == crate::json::Flavour::Python;
+        FromPeg {
+            g,
+            tools,
+            python,
+            json: Json::new(rules, python),
+            rule_memo: HashMap::new(),
+            call_memo: HashMap::new(),
+            args_memo: HashMap::new(),
+            value_memo: HashMap::new(),
+            names_in_peg: std::cell::Cell::new(false),
+            literal,
+        }
+    }
+
+    /// The node of a handle.
+    fn node(&self, p: Parser) -> &'a Node {
+        let g: &'a Grammar = self.g;
+        g.node(p)
+    }
+
+    /// The PEG rules flagged as triggers, as references.
+    pub(crate) fn trigger_rules(&mut self) -> Result<Vec<Expr>, GrammarError> {
+        let g: &'a Grammar = self.g;
+        let mut out = Vec::new();
+        for (i, rule) in g.rules.iter().enumerate() {
+            if rule.trigger {
+                out.push(self.rule_ref(i as u32, &Ctx::default(), 0)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every `tool`-tagged node reachable from the root (for grammars without trigger rules),
+    /// translated.
+    pub(crate) fn tool_nodes(&mut self) -> Result<Vec<Expr>, GrammarError> {
+        let g: &'a Grammar = self.g;
+        let tool_tag = g.tag_id(tags::TOOL);
+        let mut found = Vec::new();
+        let mut seen = vec![false; g.nodes.len()];
+        let mut stack = vec![g.root];
+        while let Some(p) = stack.pop() {
+            if std::mem::replace(&mut seen[p.idx()], true) {
+                continue;
+            }
+            match self.node(p) {
+                Node::Tag { tag, p: inner } => {
+                    if Some(*tag) == tool_tag {
+                        found.push(p);
+                    } else {
+                        stack.push(*inner);
+                    }
+                }
+                node => children(node, g, &mut |c| stack.push(c)),
+            }
+        }
+        found.sort_by_key(|p| p.idx());
+        let mut out = Vec::new();
+        for p in found {
+            out.push(self.expr(p, &Ctx::default(), 0)?);
+        }
+        Ok(out)
+    }
+
+    fn rule_ref(&mut self, r: u32, ctx: &Ctx, depth: usize) -> Result<Expr, GrammarError> {
+        let key = (r, ctx.clone());
+        if let Some(id) = self.rule_memo.get(&key) {
+            return Ok(Expr::Ref(*id));
+        }
+        let g: &'a Grammar = self.g;
+        let Some(rule) = g.rules.get(r as usize) else {
+            return Ok(Expr::Never);
+        };
+        let mut wanted = rule.name.to_string();
+        if let Some(t) = ctx.tool.and_then(|t| self.tools.get(t)) {
+            wanted = format!("{wanted}-{}", t.name());
+        }
+        let id = self.json.rules.declare(&wanted)?;
+        self.rule_memo.insert(key, id);
+        let body = self.expr(rule.body, ctx, depth + 1)?;
+        self.json.rules.set_body(id, body)?;
+        Ok(Expr::Ref(id))
+    }
+
+    /// The node `p` in context `ctx`.
+    fn expr(&mut self, p: Parser, ctx: &Ctx, depth: usize) -> Result<Expr, GrammarError> {
+        if depth > MAX_NODE_DEPTH {
+            return Err(GrammarError::TooLarge(format!(
+                "PEG nodes nested deeper than {MAX_NODE_DEPTH}"
+            )));
+        }
+        let d = depth + 1;
+        let plain = Ctx {
+            taken: Vec::new(),
+            after_until: None,
+            ..ctx.clone()
+        };
+        Ok(match self.node(p) {
+            Node::Fail | Node::RefName(_) => Expr::Never,
+            Node::Eps | Node::Start | Node::End | Node::Peek(_) | Node::Negate(_) => Expr::Empty,
+            Node::Literal(bytes) => Expr::lit(&String::from_utf8_lossy(bytes)),
+            Node::Any => Expr::Class(CharSet::any()),
+            Node::Rest => Expr::repeat(Expr::Class(CharSet::any()), 0, None),
+            Node::Space => match &ctx.after_until {
+                Some(ws) => Expr::alt(ws.iter().map(|w| Expr::lit(w))),
+                None => Expr::space(),
+            },
+            Node::Chars { class, min, max } => {
+                let (ranges, negated) = class.ranges();
+                let set = CharSet::new(ranges.iter().copied());
+                let set = if negated {
+                    match set {
+                        Some(s) => s.complement(),
+                        None => Some(CharSet::any()),
+                    }
+                } else {
+                    set
+                };
+                match set {
+                    Some(s) => Expr::repeat(Expr::Class(s), *min, *max),
+                    None if *min == 0 => Expr::Empty,
+                    None => Expr::Never,
+                }
+            }
+            Node::Until(finder) => Expr::excluding([String::from_utf8_lossy(finder.needle())]),
+            Node::UntilOneOf { delimiters, .. } => {
+                Expr::excluding(delimiters.iter().map(|d| String::from_utf8_lossy(d)))
+            }
+            Node::Seq(items) => self.seq(items, ctx, d)?,
+            Node::Choice(items) => {
+                let mut taken = ctx.taken.clone();
+                let mut alts = Vec::new();
+                for &item in items.iter() {
+                    let c = Ctx {
+                        taken: taken.clone(),
+                        ..ctx.clone()
+                    };
+                    if ctx.tool.is_some() && self.leads_with_any_key(item, 0) {
+                        // Inside a call, an object member under any other key: the parser
+                        // skips it, and its value could hold anything; the grammar writes only
+                        // the members the call needs.
+                        continue;
+                    }
+                    alts.push(self.expr(item, &c, d)?);
+                    for k in self.leading_keys(item, 0) {
+                        if !taken.contains(&k) {
+                            taken.push(k);
+                        }
+                    }
+                }
+                Expr::alt(alts)
+            }
+            Node::Repeat { p: inner, min, max } => {
+                if let Some(list) = self.argument_list(p, ctx, d)? {
+                    list
+                } else {
+                    Expr::repeat(self.expr(*inner, &plain, d)?, *min, *max)
+                }
+            }
+            Node::Ref(r) => self.rule_ref(*r, ctx, d)?,
+            Node::Schema { name, schema, .. } => {
+                let id = self.json.schema(name, schema)?;
+                Expr::Ref(id)
+            }
+            Node::Atomic(inner) => self.expr(*inner, ctx, d)?,
+            Node::Tag { tag, p: inner } => self.tag(self.g.tag_name(*tag), *inner, ctx, d)?,
+            Node::Json(target) => self.json_target(*target, ctx)?,
+            Node::JsonKey { json, python, .. } => {
+                let json = Expr::lit(&String::from_utf8_lossy(json));
+                if self.python {
+                    Expr::alt([json, Expr::lit(&String::from_utf8_lossy(python))])
+                } else {
+                    json
+                }
+            }
+        })
+    }
+
+    fn seq(&mut self, items: &[Parser], ctx: &Ctx, d: usize) -> Result<Expr, GrammarError> {
+        let mut out = Vec::with_capacity(items.len());
+        // Taken keys apply up to the first item that reads text other than whitespace.
+        let mut taken = ctx.taken.clone();
+        let mut after = ctx.after_until.clone();
+        for &item in items {
+            let c = Ctx {
+                taken: taken.clone(),
+                after_until: after.clone(),
+                ..ctx.clone()
+            };
+            out.push(self.expr(item, &c, d)?);
+            match self.node(item) {
+                Node::Negate(x) => {
+                    for k in self.leading_keys(*x, 0) {
+                        if !taken.contains(&k) {
+                            taken.push(k);
+                        }
+                    }
+                }
+                Node::Eps | Node::Start | Node::Peek(_) => continue,
+                Node::Space => {}
+                _ => taken.clear(),
+            }
+            after = self.until_tail(item, 0);
+        }
+        Ok(Expr::seq(out))
+    }
+
+    /// When `p` ends with an `until`: the leading whitespace of its delimiters (what a `space`
+    /// right after it can still match).
+    fn until_tail(&self, p: Parser, depth: usize) -> Option<Vec<String>> {
+        if depth > 32 {
+            return None;
+        }
+        let ws_of = |d: &[u8]| {
+            let d = String::from_utf8_lossy(d);
+            d[..d.len() - d.trim_start().len()].to_owned()
+        };
+        let mut out: Vec<String> = match self.node(p) {
+            Node::Until(f) => vec![ws_of(f.needle())],
+            Node::UntilOneOf { delimiters, .. } => delimiters.iter().map(|d| ws_of(d)).collect(),
+            // A name is written exactly (the mapper trims the one the PEG reads).
+            Node::Tag { tag, .. }
+                if matches!(self.g.tag_name(*tag), tags::TOOL_NAME | tags::TOOL_ARG_NAME) =>
+            {
+                return None
+            }
+            Node::Tag { p, .. } | Node::Atomic(p) => return self.until_tail(*p, depth + 1),
+            Node::Seq(items) => return self.until_tail(*items.last()?, depth + 1),
+            _ => return None,
+        };
+        out.sort();
+        out.dedup();
+        Some(out)
+    }
+
+    /// Whether `p` starts (after whitespace) with a JSON string: an object member under any key.
+    fn leads_with_any_key(&self, p: Parser, depth: usize) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        match self.node(p) {
+            Node::Json(crate::json::Target::String) => true,
+            Node::Seq(items) => items
+                .iter()
+                .find(|&&i| {
+                    !matches!(
+                        self.node(i),
+                        Node::Space | Node::Eps | Node::Peek(_) | Node::Negate(_)
+                    )
+                })
+                .is_some_and(|&i| self.leads_with_any_key(i, depth + 1)),
+            Node::Tag { p, .. } | Node::Atomic(p) => self.leads_with_any_key(*p, depth + 1),
+            _ => false,
+        }
+    }
+
+    /// The literal keys (`"name"`, and `'name'` in the Python flavour) an expression starts with,
+    /// when it starts with object member keys.
+    fn leading_keys(&self, p: Parser, depth: usize) -> Vec<String> {
+        if depth > 32 {
+            return Vec::new();
+        }
+        match self.node(p) {
+            Node::JsonKey { json, python, .. } => {
+                let mut keys = vec![String::from_utf8_lossy(json).into_owned()];
+                if self.python {
+                    keys.push(String::from_utf8_lossy(python).into_owned());
+                }
+                keys
+            }
+            Node::Seq(items) => {
+                for &item in items.iter() {
+                    match self.node(item) {
+                        Node::Space | Node::Eps | Node::Start | Node::Peek(_) | Node::Negate(_) => {
+                        }
+                        _ => return self.leading_keys(item, depth + 1),
+                    }
+                }
+                Vec::new()
+            }
+            Node::Choice(items) => items
+                .iter()
+                .flat_map(|&i| self.leading_keys(i, depth + 1))
+                .collect(),
+            Node::Tag { p, .. } | Node::Atomic(p) => self.leading_keys(*p, depth + 1),
+            Node::Ref(r) => self
+                .g
+                .rules
+                .get(*r as usize)
+                .map(|rule| self.leading_keys(rule.body, depth + 1))
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn json_target(
+        &mut self,
+        target: crate::json::Target,
+        ctx: &Ctx,
+    ) -> Result<Expr, GrammarError> {
+        use crate::json::Target;
+        Ok(match target {
+            Target::Value => self.json.value()?,
+            Target::Object => self.json.object()?,
+            Target::Array => self.json.array()?,
+            Target::String if !ctx.taken.is_empty() => self.json.string_except(&ctx.taken)?,
+            Target::String => self.json.string()?,
+            Target::Number => self.json.number()?,
+            Target::Bool => self.json.boolean(),
+            Target::Null => self.json.null(),
+            Target::StringContent => self.json.string_content(),
+        })
+    }
+
+    fn tag(&mut self, tag: &str, inner: Parser, ctx: &Ctx, d: usize) -> Result<Expr, GrammarError> {
+        let tool = ctx
+            .tool
+            .and_then(|t| self.tools.get(t).map(|tool| (t, tool)));
+        let param = |tool: &'a Tool, i: Option<usize>| {
+            i.and_then(|i| tool.parameter_names().nth(i).map(str::to_owned))
+        };
+        match (tag, tool) {
+            (tags::TOOL, None) => {
+                let mut alts = Vec::new();
+                for t in 0..self.tools.len() {
+                    alts.push(Expr::Ref(self.call(inner, t, d)?));
+                }
+                Ok(Expr::alt(alts))
+            }
+            (tags::TOOL_NAME, Some((_, tool))) => Ok(self.name_as(inner, tool.name())),
+            (tags::TOOL_ARGS, Some((t, _))) if self.reads_json_value(inner) => {
+                Ok(Expr::Ref(self.arguments(t)?))
+            }
+            (tags::TOOL_ARG, Some((t, tool))) if ctx.param.is_none() => {
+                let mut alts = Vec::new();
+                for i in 0..tool.parameter_names().count() {
+                    let c = Ctx {
+                        tool: Some(t),
+                        param: Some(i),
+                        taken: Vec::new(),
+                        after_until: None,
+                    };
+                    alts.push(self.expr(inner, &c, d)?);
+                }
+                Ok(Expr::alt(alts))
+            }
+            (tags::TOOL_ARG_NAME, Some((_, tool))) => match param(tool, ctx.param) {
+                Some(name) => Ok(self.name_as(inner, &name)),
+                None => self.expr(inner, ctx, d),
+            },
+            (
+                tags::TOOL_ARG_VALUE | tags::TOOL_ARG_STRING | tags::TOOL_ARG_JSON,
+                Some((t, tool)),
+            ) if ctx.param.is_some() => {
+                let i = ctx.param.unwrap_or(0);
+                let Some(name) = param(tool, Some(i)) else {
+                    return self.expr(inner, ctx, d);
+                };
+                let schema = tool.parameter(&name).cloned().unwrap_or(Value::Bool(true));
+                let raw = ArgumentKind::of_schema(&schema) == ArgumentKind::String;
+                match (tag, raw) {
+                    (tags::TOOL_ARG_STRING, false) | (tags::TOOL_ARG_JSON, true) => Ok(Expr::Never),
+                    _ => {
+                        let id = self.value(inner, t, i, &name, &schema, raw, ctx, d)?;
+                        // A JSON value may have whitespace around it where the node reads text
+                        // or leading whitespace.
+                        let spaced = match self.node(inner) {
+                            Node::Until(_) | Node::UntilOneOf { .. } | Node::Seq(_) => {
+                                matches!(
+                                    self.json.rules.rule(id).role,
+                                    Some(Role::Argument {
+                                        value: ValueKind::Json,
+                                        ..
+                                    })
+                                )
+                            }
+                            _ => false,
+                        };
+                        Ok(if spaced {
+                            Expr::seq([Expr::space(), Expr::Ref(id), Expr::space()])
+                        } else {
+                            Expr::Ref(id)
+                        })
+                    }
+                }
+            }
+            _ => self.expr(inner, ctx, d),
+        }
+    }
+
+    /// The rule of one call to tool `t`, from the `tool`-tagged node.
+    fn call(&mut self, p: Parser, t: usize, d: usize) -> Result<RuleId, GrammarError> {
+        if let Some(id) = self.call_memo.get(&(p, t)) {
+            return Ok(*id);
+        }
+        let name = self.tools[t].name().to_owned();
+        let id = self.json.rules.declare(&format!("call-{name}"))?;
+        self.call_memo.insert((p, t), id);
+        let ctx = Ctx {
+            tool: Some(t),
+            param: None,
+            taken: Vec::new(),
+            after_until: None,
+        };
+        let body = self.expr(p, &ctx, d)?;
+        self.json.rules.set_body(id, body)?;
+        self.json.rules.rule_mut(id).role = Some(Role::Call { tool: name });
+        Ok(id)
+    }
+
+    /// The arguments rule of tool `t`: its parameter schema.
+    fn arguments(&mut self, t: usize) -> Result<RuleId, GrammarError> {
+        if let Some(id) = self.args_memo.get(&t) {
+            return Ok(*id);
+        }
+        let tool = &self.tools[t];
+        let name = tool.name().to_owned();
+        let id = self
+            .json
+            .schema(&format!("{name}-args"), tool.parameters())?;
+        self.json.rules.rule_mut(id).role = Some(Role::Arguments { tool: name });
+        self.args_memo.insert(t, id);
+        Ok(id)
+    }
+
+    /// The value rule of parameter `i` of tool `t`: raw text (the PEG node's own language, or
+    /// the declared `enum` of strings) or the parameter's schema.
+    #[allow(clippy::too_many_arguments)]
+    fn value(
+        &mut self,
+        inner: Parser,
+        t: usize,
+        i: usize,
+        name: &str,
+        schema: &Value,
+        raw: bool,
+        ctx: &Ctx,
+        d: usize,
+    ) -> Result<RuleId, GrammarError> {
+        if let Some(id) = self.value_memo.get(&(t, i)) {
+            return Ok(*id);
+        }
+        let tool_name = self.tools[t].name().to_owned();
+        let rule_name = format!("{tool_name}-{name}-value");
+        let until = matches!(self.node(inner), Node::Until(_) | Node::UntilOneOf { .. });
+        let reads_json = self.reads_json_value(inner);
+        let (id, value) = if until && raw {
+            // Raw text up to the value's end marker; a declared enum of strings narrows it.
+            let text = self.raw_text(inner, ctx, d)?;
+            let strings: Option<Vec<&str>> = schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .map(|e| e.iter().filter_map(Value::as_str).collect());
+            let body = match strings.filter(|s| !s.is_empty()) {
+                Some(values) => {
+                    let (excluded, _) = excluded_of(&text);
+                    Expr::alt(values.into_iter().filter_map(|v| {
+                        let blocked = excluded.iter().any(|d| v.contains(d.as_str()));
+                        (!blocked).then(|| Expr::lit(v))
+                    }))
+                }
+                None => text,
+            };
+            (self.json.rules.define(&rule_name, body)?, ValueKind::Raw)
+        } else if until || reads_json {
+            (self.json.schema(&rule_name, schema)?, ValueKind::Json)
+        } else {
+            // Another value syntax (literal values with custom quotes): the node's own rules.
+            let body = self.raw_text(inner, ctx, d)?;
+            let (open, close) = self.literal.clone().unwrap_or_default();
+            (
+                self.json.rules.define(&rule_name, body)?,
+                ValueKind::Literal { open, close },
+            )
+        };
+        let role = Role::Argument {
+            tool: tool_name,
+            name: name.to_owned(),
+            value,
+        };
+        self.json.rules.rule_mut(id).role = Some(role);
+        self.value_memo.insert((t, i), id);
+        Ok(id)
+    }
+
+    /// The raw text a value node reads: the node's own language (an `until` is the text
+    /// without its delimiters), with any JSON inside it left generic.
+    fn raw_text(&mut self, inner: Parser, ctx: &Ctx, d: usize) -> Result<Expr, GrammarError> {
+        let c = Ctx {
+            tool: ctx.tool,
+            param: None,
+            taken: Vec::new(),
+            after_until: None,
+        };
+        self.expr(inner, &c, d)
+    }
+
+    /// Whether the node reads one JSON value (possibly after whitespace).
+    fn reads_json_value(&self, p: Parser) -> bool {
+        match self.node(p) {
+            Node::Json(crate::json::Target::Value | crate::json::Target::Object) => true,
+            Node::Seq(items) => {
+                let mut rest = items
+                    .iter()
+                    .filter(|&&i| !matches!(self.node(i), Node::Space));
+                matches!((rest.next(), rest.next()), (Some(&i), None) if self.reads_json_value(i))
+            }
+            Node::Atomic(p) => self.reads_json_value(*p),
+            _ => false,
+        }
+    }
+
+    /// `name` written where the node `p` reads a name: a JSON string (`"name"`, and `'name'`
+    /// in the Python flavour), the matching literals of a choice of literals, or raw text when
+    /// the node's language holds it.
+    fn name_as(&self, p: Parser, name: &str) -> Expr {
+        let json = Value::String(name.to_owned()).to_string();
+        let python = python_string(name);
+        match self.node(p) {
+            Node::Json(crate::json::Target::String) => {
+                if self.python {
+                    Expr::alt([Expr::lit(&json), Expr::lit(&python)])
+                } else {
+                    Expr::lit(&json)
+                }
+            }
+            Node::Choice(items) => {
+                self.names_in_peg.set(true);
+                Expr::alt(items.iter().filter_map(|&i| match self.node(i) {
+                    Node::Literal(bytes) => {
+                        let text = String::from_utf8_lossy(bytes);
+                        (text == json || text == python || text == name).then(|| Expr::lit(&text))
+                    }
+                    _ => None,
+                }))
+            }
+            Node::Chars { class, min, max } => {
+                let n = name.chars().count() as u32;
+                let fits = name.chars().all(|c| class.matches(c))
+                    && n >= *min
+                    && max.is_none_or(|m| n <= m);
+                if fits {
+                    Expr::lit(name)
+                } else {
+                    Expr::Never
+                }
+            }
+            Node::Until(finder) => {
+                if name.contains(&*String::from_utf8_lossy(finder.needle())) {
+                    Expr::Never
+                } else {
+                    Expr::lit(name)
+                }
+            }
+            Node::UntilOneOf { delimiters, .. } => {
+                if delimiters
+                    .iter()
+                    .any(|d| name.contains(&*String::from_utf8_lossy(d)))
+                {
+                    Expr::Never
+                } else {
+                    Expr::lit(name)
+                }
+            }
+            Node::Atomic(inner) | Node::Tag { p: inner, .. } => self.name_as(*inner, name),
+            _ => Expr::lit(name),
+        }
+    }
+
+    /// The tagged-argument list `(arg (sep arg)*)?` of a tool: its parameters in declared
+    /// order, separated by `sep`, required ones mandatory. `None` when `p` is not such a list
+    /// (or not inside a call).
+    fn argument_list(
+        &mut self,
+        p: Parser,
+        ctx: &Ctx,
+        d: usize,
+    ) -> Result<Option<Expr>, GrammarError> {
+        let Some(t) = ctx.tool.filter(|_| ctx.param.is_none()) else {
+            return Ok(None);
+        };
+        let Node::Repeat {
+            p: body,
+            min: 0,
+            max: Some(1),
+        } = self.node(p)
+        else {
+            return Ok(None);
+        };
+        let Node::Seq(items) = self.node(*body) else {
+            return Ok(None);
+        };
+        let [arg, more] = items.as_ref() else {
+            return Ok(None);
+        };
+        let Node::Repeat {
+            p: more_body,
+            min: 0,
+            max: None,
+        } = self.node(*more)
+        else {
+            return Ok(None);
+        };
+        let Node::Seq(more_items) = self.node(*more_body) else {
+            return Ok(None);
+        };
+        let [sep, arg2] = more_items.as_ref() else {
+            return Ok(None);
+        };
+        let arg_tag = self.g.tag_id(tags::TOOL_ARG);
+        let is_arg = matches!(self.node(*arg), Node::Tag { tag, .. } if Some(*tag) == arg_tag);
+        if arg != arg2 || !is_arg {
+            return Ok(None);
+        }
+        let Node::Tag { p: arg_inner, .. } = self.node(*arg) else {
+            return Ok(None);
+        };
+        let tool = &self.tools[t];
+        let params: Vec<(usize, bool)> = tool
+            .parameter_names()
+            .enumerate()
+            .map(|(i, n)| (i, tool.is_required(n)))
+            .collect();
+        let plain = Ctx {
+            tool: Some(t),
+            param: None,
+            taken: Vec::new(),
+            after_until: None,
+        };
+        let sep = self.expr(*sep, &plain, d)?;
+        let mut items = Vec::new();
+        for &(i, _) in &params {
+            let c = Ctx {
+                tool: Some(t),
+                param: Some(i),
+                taken: Vec::new(),
+                after_until: None,
+            };
+            items.push(self.expr(*arg_inner, &c, d)?);
+        }
+        if params.len() > MAX_ORDER_FREE {
+            // Too many for the subsets: any parameters in any order, repeats allowed.
+            let any = Expr::alt(items);
+            return Ok(Some(Expr::optional(Expr::seq([
+                any.clone(),
+                Expr::repeat(Expr::seq([sep, any]), 0, None),
+            ]))));
+        }
+        // Any order, each parameter at most once, every required one present: one rule per
+        // set of parameters written so far (a bit mask).
+        let n = params.len();
+        let required: u32 = params
+            .iter()
+            .filter(|(_, r)| *r)
+            .fold(0, |m, (i, _)| m | (1 << i));
+        let tool_name = tool.name().to_owned();
+        let ids: Vec<RuleId> = (0..(1u32 << n))
+            .map(|_| self.json.rules.declare(&format!("{tool_name}-arguments")))
+            .collect::<Result<_, _>>()?;
+        for mask in 0..(1u32 << n) {
+            let mut alts = Vec::new();
+            if mask & required == required {
+                alts.push(Expr::Empty);
+            }
+            for (i, item) in items.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    continue;
+                }
+                let next = Expr::Ref(ids[(mask | (1 << i)) as usize]);
+                let lead = if mask == 0 { Expr::Empty } else { sep.clone() };
+                alts.push(Expr::seq([lead, item.clone(), next]));
+            }
+            self.json
+                .rules
+                .set_body(ids[mask as usize], Expr::alt(alts))?;
+        }
+        Ok(Some(Expr::Ref(ids[0])))
+    }
+}
+
+/// The delimiters a raw text expression excludes (when it is one `Excluding`), and whether it
+/// was one.
+fn excluded_of(e: &Expr) -> (Vec<String>, bool) {
+    match e {
+        Expr::Excluding(ds) => (ds.clone(), true),
+        _ => (Vec::new(), false),
+    }
+}
+
+/// Calls `f` on the children of a node (rule references resolved to the rule bodies).
+fn children(node: &Node, g: &Grammar, f: &mut impl FnMut(Parser)) {
+    match node {
+        Node::Seq(ps) | Node::Choice(ps) => ps.iter().for_each(|&p| f(p)),
+        Node::Repeat { p, .. }
+        | Node::Peek(p)
+        | Node::Negate(p)
+        | Node::Schema { p, .. }
+        | Node::Atomic(p)
+        | Node::Tag { p, .. } => f(*p),
+        Node::Ref(r) => {
+            if let Some(rule) = g.rules.get(*r as usize) {
+                f(rule.body);
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,315 @@
+//! Lazy grammars: what starts them.
+//!
+//! A lazy grammar constrains the output only from a trigger on: a **word** (the grammar starts
+//! where the word starts, as llama.cpp does) or a **pattern** (a regular expression; the
+//! grammar starts where its match starts). The triggers are derived from the tool-call block of
+//! the internal form, not from the format's markers by name:
+//!
+//! - the block's *first literals* (every text the block can write starts, after optional
+//!   whitespace, with one of them) are word triggers when each is distinctive: at least two
+//!   characters, and a marker of the format (a preserved token) or not only letters and
+//!   digits (a bare `{`, `[` or a function name also starts ordinary text);
+//! - otherwise the trigger is a pattern: the block's text up to and including the tool name
+//!   (`\{\s*"name"\s*:\s*"(get_weather|search)"`), so only a call to an offered tool starts it.
+//!
+//! Patterns use the syntax common to ECMAScript, RE2 and Rust's `regex` (no lookaround).
+
+use super::ir::{expr_nullable, CharSet, Expr, Role, Rules};
+
+/// How a trigger is matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TriggerKind {
+    /// A literal word.
+    Word,
+    /// A regular expression.
+    Pattern,
+}
+
+/// Text that switches a lazy grammar on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Trigger {
+    /// Word or pattern.
+    pub kind: TriggerKind,
+    /// The word, or the pattern's source.
+    pub value: String,
+}
+
+/// The triggers of a block (an expression over `rules`).
+///
+/// `names_in_pattern`: a pattern runs through the tool name (the PEG reads only offered names
+/// there, so a call to another name is not a call); otherwise it stops before the name, and
+/// the grammar then allows only offered names.
+pub(crate) fn triggers(
+    rules: &Rules,
+    block: &Expr,
+    force_pattern: bool,
+    names_in_pattern: bool,
+    markers: &[String],
+) -> Vec<Trigger> {
+    let info = Info {
+        nullable: rules.nullable(),
+        recursive: rules.recursive(),
+    };
+    if !force_pattern {
+        if let Some(words) = first_literals(rules, &info, block, 0) {
+            let mut words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
+            words.sort();
+            words.dedup();
+            let distinctive = |w: &String| {
+                w.chars().count() >= 2
+                    && (markers.contains(w) || !w.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            };
+            if !words.is_empty() && words.iter().all(distinctive) {
+                // A word another word starts with is covered by the shorter one.
+                let kept: Vec<String> = words
+                    .iter()
+                    .filter(|w| !words.iter().any(|o| o != *w && w.starts_with(o.as_str())))
+                    .cloned()
+                    .collect();
+                return kept
+                    .into_iter()
+                    .map(|value| Trigger {
+                        kind: TriggerKind::Word,
+                        value,
+                    })
+                    .collect();
+            }
+        }
+    }
+    let (head, _) = head_regex(rules, &info, block, None, names_in_pattern, 0);
+    let matches_empty = regex_automata::meta::Regex::new(&head).map_or(true, |re| re.is_match(""));
+    if matches_empty {
+        // No head to recognise (the block starts with what the head cannot follow): its first
+        // literals, however plain, are all that can start it.
+        let words = first_literals(rules, &info, block, 0).unwrap_or_default();
+        let mut words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
+        words.sort();
+        words.dedup();
+        return words
+            .into_iter()
+            .map(|value| Trigger {
+                kind: TriggerKind::Word,
+                value,
+            })
+            .collect();
+    }
+    vec![Trigger {
+        kind: TriggerKind::Pattern,
+        value: head,
+    }]
+}
+
+/// Per-rule facts the walks below read.
+struct Info {
+    nullable: Vec<bool>,
+    recursive: Vec<bool>,
+}
+
+/// Every text of `e` starts, after optional whitespace, with one of the returned literals;
+/// `None` when that cannot be said (text, classes or recursion first).
+fn first_literals(rules: &Rules, info: &Info, e: &Expr, depth: usize) -> Option<Vec<String>> {
+    if depth > 64 {
+        return None;
+    }
+    match e {
+        Expr::Literal(text) => Some(vec![text.trim_start().to_owned()]),
+        Expr::Alt(items) => {
+            let mut out = Vec::new();
+            for i in items {
+                out.extend(first_literals(rules, info, i, depth + 1)?);
+            }
+            Some(out)
+        }
+        Expr::Seq(items) => {
+            let mut out = Vec::new();
+            for item in items {
+                if is_space(item) {
+                    continue;
+                }
+                out.extend(first_literals(rules, info, item, depth + 1)?);
+                if !expr_nullable(item, &info.nullable) {
+                    return Some(out);
+                }
+            }
+            None
+        }
+        Expr::Repeat { expr, .. } => first_literals(rules, info, expr, depth + 1),
+        Expr::Ref(r) if !info.recursive[r.0] => {
+            first_literals(rules, info, &rules.rule(*r).body, depth + 1)
+        }
+        _ => None,
+    }
+}
+
+fn is_space(e: &Expr) -> bool {
+    match e {
+        Expr::Repeat { expr, min: 0, .. } => {
+            matches!(&**expr, Expr::Class(set) if set.ranges().iter().all(|&(lo, hi)| {
+                (lo..=hi).all(|c| matches!(c, ' ' | '\t' | '\n' | '\r'))
+            }))
+        }
+        _ => false,
+    }
+}
+
+/// A regular expression for the start of `e` up to the end of the tool name (when `tool` is
+/// known, inside a call rule) — or the whole of `e` when no name comes. Returns the regex and
+/// whether the name was reached. Leading whitespace is left out.
+fn head_regex(
+    rules: &Rules,
+    info: &Info,
+    e: &Expr,
+    tool: Option<&str>,
+    through_name: bool,
+    depth: usize,
+) -> (String, bool) {
+    if depth > 64 {
+        return (String::new(), true);
+    }
+    match e {
+        Expr::Empty | Expr::Never => (String::new(), false),
+        Expr::Literal(text) => {
+            if let Some(name) = tool {
+                if let Some(at) = text.find(name) {
+                    if !through_name {
+                        return (escape(&text[..at]), true);
+                    }
+                    let end = at + name.len();
+                    // Through the closing quote of a quoted name.
+                    let end = match text[end..].chars().next() {
+                        Some(q @ ('"' | '\'')) if text[..at].ends_with(q) => end + 1,
+                        _ => end,
+                    };
+                    return (escape(&text[..end]), true);
+                }
+            }
+            (escape(text), false)
+        }
+        Expr::Class(set) => (class(set), false),
+        Expr::Excluding(_) => (String::new(), true),
+        Expr::Seq(items) => {
+            let mut out = String::new();
+            let mut started = false;
+            for item in items {
+                if !started && is_space(item) {
+                    continue;
+                }
+                started = true;
+                let (r, done) = head_regex(rules, info, item, tool, through_name, depth + 1);
+                out.push_str(&r);
+                if done {
+                    return (out, true);
+                }
+            }
+            (out, false)
+        }
+        Expr::Alt(items) => {
+            let heads: Vec<(String, bool)> = items
+                .iter()
+                .map(|i| head_regex(rules, info, i, tool, through_name, depth + 1))
+                .collect();
+            let done = heads.iter().any(|(_, d)| *d);
+            let mut alts: Vec<String> = heads.into_iter().map(|(r, _)| r).collect();
+            alts.sort();
+            alts.dedup();
+            if alts.len() == 1 {
+                return (alts.pop().unwrap_or_default(), done);
+            }
+            (format!("(?:{})", alts.join("|")), done)
+        }
+        Expr::Repeat { expr, min, max } => {
+            if is_space(e) {
+                return (r"[\t\n\r ]*".to_owned(), false);
+            }
+            let (inner, done) = head_regex(rules, info, expr, tool, through_name, depth + 1);
+            if done {
+                // The name (or text the head cannot follow) inside: through it when the part
+                // is mandatory, else the head stops before it.
+                return if *min >= 1 {
+                    (inner, true)
+                } else {
+                    (String::new(), true)
+                };
+            }
+            let op = match (min, max) {
+                (0, None) => "*".to_owned(),
+                (1, None) => "+".to_owned(),
+                (0, Some(1)) => "?".to_owned(),
+                (m, None) => format!("{{{m},}}"),
+                (m, Some(n)) => format!("{{{m},{n}}}"),
+            };
+            (format!("(?:{inner}){op}"), false)
+        }
+        Expr::Ref(r) => {
+            let rule = rules.rule(*r);
+            if depth > 24 || info.recursive[r.0] {
+                // Recursion (JSON values): the head stops here.
+                return (String::new(), true);
+            }
+            match &rule.role {
+                Some(Role::Call { tool }) => {
+                    head_regex(rules, info, &rule.body, Some(tool), through_name, depth + 1)
+                }
+                Some(Role::Arguments { .. }) | Some(Role::Argument { .. }) => (String::new(), true),
+                None if rule.schema.is_some() => (String::new(), true),
+                None => head_regex(rules, info, &rule.body, tool, through_name, depth + 1),
+            }
+        }
+    }
+}
+
+/// `text` escaped for a regular expression.
+fn escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '\\' | '^' | '$' | '.' | '|' | '?' | '*' | '+' | '(' | ')' | '[' | ']' | '{' | '}'
+            | '/' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c) & 0xff)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn class_char(c: char) -> String {
+    match c {
+        '\\' | ']' | '[' | '^' | '-' => format!("\\{c}"),
+        '\n' => "\\n".to_owned(),
+        '\r' => "\\r".to_owned(),
+        '\t' => "\\t".to_owned(),
+        c if c.is_control() && u32::from(c) < 0x100 => format!("\\x{:02x}", u32::from(c)),
+        c => c.to_string(),
+    }
+}
+
+fn class(set: &CharSet) -> String {
+    if set.is_any() {
+        return "[\\s\\S]".to_owned();
+    }
+    let (negated, shown) = match set.complement() {
+        Some(comp) if comp.len() < set.len() => (true, comp),
+        _ => (false, set.clone()),
+    };
+    let mut out = String::from(if negated { "[^" } else { "[" });
+    for &(lo, hi) in shown.ranges() {
+        if u32::from(lo) > 0xFFFF {
+            continue;
+        }
+        out.push_str(&class_char(lo));
+        if hi != lo {
+            out.push('-');
+            out.push_str(&class_char(
+                char::from_u32(u32::from(hi).min(0xFFFF)).unwrap_or('\u{FFFF}'),
+            ));
+        }
+    }
+    out.push(']');
+    out
+}
