@@ -748,9 +748,11 @@ impl Gen<'_> {
                 args_start,
                 f.close.as_str(),
                 t.per_call_end.as_str(),
+                // A call without arguments may be followed by the next call's opener.
+                t.per_call_start.as_str(),
             ]
             .into_iter()
-            .map(str::trim)
+            .map(stop_text)
             .filter(|m| !m.is_empty())
             .collect();
             if stops.is_empty() {
