@@ -261,7 +261,7 @@ fn print_skips(rows: &[TemplateRow]) {
     if !totals.is_empty() {
         println!("\nskip reasons over all templates (samples, templates):");
         let mut totals: Vec<_> = totals.into_iter().collect();
-        totals.sort_by(|a, b| b.1.cmp(&a.1));
+        totals.sort_by_key(|t| std::cmp::Reverse(t.1));
         for (why, (n, templates)) in totals {
             println!("  {n:>4} in {templates:>2}: {why}");
         }
