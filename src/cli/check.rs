@@ -24,7 +24,9 @@ use crate::fixtures::turn::MessagePart;
 /// unlisted, a listed case passes, or (with `--templates`) a template fails: a part parses back
 /// differently, or the analysis cannot express a part the template renders (tool calls
 /// unsupported while the template renders tool definitions or calls). A template whose tool
-/// calls the analysis refuses as broken is reported as refused, not as a failure.
+/// calls the analysis refuses as broken is reported as refused, and one of which no example
+/// message renders as a model output as unchecked (`--verbose` says why); neither is a
+/// failure.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The fixture corpus directory.
@@ -151,6 +153,7 @@ fn run_templates(dir: &std::path::Path, verbose: bool) -> ExitCode {
                 match r.verdict() {
                     Verdict::Passed => "pass",
                     Verdict::Refused => "REFUSED",
+                    Verdict::Unchecked => "UNCHECKED",
                     Verdict::Failed => "FAIL",
                 }
                 .to_owned(),
@@ -180,8 +183,11 @@ fn run_templates(dir: &std::path::Path, verbose: bool) -> ExitCode {
             &cells
         )
     );
-    let mut sections: [(&str, Vec<String>); 2] =
-        [("refused", Vec::new()), ("failures", Vec::new())];
+    let mut sections: [(&str, Vec<String>); 3] = [
+        ("refused", Vec::new()),
+        ("unchecked", Vec::new()),
+        ("failures", Vec::new()),
+    ];
     for r in &rows {
         let shown = if verbose {
             r.failures.len()
@@ -201,7 +207,19 @@ fn run_templates(dir: &std::path::Path, verbose: bool) -> ExitCode {
                 r.failures.len() - shown
             ));
         }
-        let at = usize::from(r.verdict() != Verdict::Refused);
+        let at = match r.verdict() {
+            Verdict::Refused => 0,
+            Verdict::Unchecked => {
+                if let Some((why, n)) = r.skipped.iter().max_by_key(|(_, n)| **n) {
+                    lines.push(format!(
+                        "{}: no example renders as a model output; skipped ×{n}: {why}",
+                        r.template
+                    ));
+                }
+                1
+            }
+            _ => 2,
+        };
         sections[at].1.extend(lines);
     }
     for (title, lines) in &sections {
@@ -216,12 +234,13 @@ fn run_templates(dir: &std::path::Path, verbose: bool) -> ExitCode {
         print_skips(&rows);
     }
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict() == v).count();
-    let (passed, refused, failed) = (
+    let (passed, refused, unchecked, failed) = (
         count(Verdict::Passed),
         count(Verdict::Refused),
+        count(Verdict::Unchecked),
         count(Verdict::Failed),
     );
-    println!("{passed} passed, {refused} refused, {failed} failed");
+    println!("{passed} passed, {refused} refused, {unchecked} unchecked, {failed} failed");
     if failed == 0 {
         ExitCode::SUCCESS
     } else {
