@@ -10,7 +10,9 @@
 //! the round-trip tools, whose names include dots and dashes; a NOTICE is printed for a
 //! directory that is absent). The model output and the expected message are what the template
 //! renders ([`chatparse::fixtures::turn`]); a message it cannot render as an output is skipped
-//! and counted by reason. A failure is shrunk and printed as a ready-to-commit fixture case.
+//! and counted by reason. Where the analysis refuses a template's tool calls as broken
+//! ([`chatparse::fixtures::template_check::refusal`]), a message with calls must parse into no
+//! calls. A failure is shrunk and printed as a ready-to-commit fixture case.
 //!
 //! Ratchet: `tests/properties_roundtrip_known.txt` lists `template<TAB>reason` for templates
 //! whose round trip is known to fail; the test fails when an unlisted template fails or a
@@ -24,7 +26,9 @@ use chatparse::analyze::{analyze_cached, Analysis};
 use chatparse::fixtures::manifest::templates_dir;
 use chatparse::fixtures::round_trip::{check_turn, parse_request, prepare, RoundTrip};
 use chatparse::fixtures::samples::{declarable, round_trip_request};
+use chatparse::fixtures::template_check::refusal;
 use chatparse::fixtures::{Corpus, Model, TemplateSource};
+use chatparse::generate::ChatParser;
 use chatparse::message::{ChatMessage, ChatRequest, Tool, ToolCall};
 use chatparse::shared_data::shared_path;
 use chatparse::template::ChatTemplate;
@@ -204,6 +208,20 @@ fn run(
                 }
                 Ok((turn, expected)) => {
                     let request = parse_request(&base, &expected);
+                    if refusal(analysis).is_some() && !expected.tool_calls.is_empty() {
+                        // A refused template's calls stay text: never parsed into calls.
+                        let parser = ChatParser::new(template, analysis, &request)
+                            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        let calls = parser.parse(&turn).message.tool_calls;
+                        if !calls.is_empty() {
+                            return Err(TestCaseError::fail(format!(
+                                "the analysis refuses the tool calls, yet {turn:?} parsed into \
+                                 {calls:?}"
+                            )));
+                        }
+                        counts.passed.set(counts.passed.get() + 1);
+                        return Ok(());
+                    }
                     match check_turn(template, analysis, &request, &turn, &expected) {
                         RoundTrip::Failed(f) => {
                             return Err(TestCaseError::fail(format!(
