@@ -24,9 +24,10 @@ use std::path::Path;
 
 use chatparse::analyze::{analyze_cached, Analysis};
 use chatparse::fixtures::manifest::templates_dir;
-use chatparse::fixtures::round_trip::{check_turn, parse_request, prepare, RoundTrip};
+use chatparse::fixtures::round_trip::{check_turn, parse_request, RoundTrip};
 use chatparse::fixtures::samples::{declarable, round_trip_request};
 use chatparse::fixtures::template_check::refusal;
+use chatparse::fixtures::turn::{RenderedTurn, TurnRenderer, Unrenderable};
 use chatparse::fixtures::{Corpus, Model, TemplateSource};
 use chatparse::generate::ChatParser;
 use chatparse::message::{ChatMessage, ChatRequest, Tool, ToolCall};
@@ -198,16 +199,26 @@ fn run(
     };
     let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let mut runner = TestRunner::new_with_rng(config, rng);
+    let bases = [false, true].map(|thinking| ChatRequest {
+        enable_thinking: thinking,
+        ..base.clone()
+    });
+    let renderers = bases
+        .each_ref()
+        .map(|base| TurnRenderer::new(template, analysis, base));
     runner
         .run(&message(&base.tools), |(m, thinking)| {
-            let mut base = base.clone();
-            base.enable_thinking = thinking;
-            match prepare(template, analysis, &base, &m) {
-                Err(why) => {
+            let base = &bases[usize::from(thinking)];
+            match renderers[usize::from(thinking)].render(&m) {
+                Err(Unrenderable(why)) => {
                     *counts.skipped.borrow_mut().entry(why).or_default() += 1;
                 }
-                Ok((turn, expected)) => {
-                    let request = parse_request(&base, &expected);
+                Ok(RenderedTurn {
+                    output: turn,
+                    expected,
+                    ..
+                }) => {
+                    let request = parse_request(base, &expected);
                     if refusal(analysis).is_some() && !expected.tool_calls.is_empty() {
                         // A refused template's calls stay text: never parsed into calls.
                         let parser = ChatParser::new(template, analysis, &request)
