@@ -2,25 +2,36 @@
 //! back gives the same message, wherever the template can render it.
 //!
 //! Messages: content and reasoning drawn from words, unicode, quotes, newlines, code blocks and
-//! marker look-alikes; 0–3 tool calls with arguments drawn from the tool schemas. Templates:
-//! every fixture model (with its manifest's tools) and every file of the templates directory
-//! (`CHATPARSE_TEMPLATES`, else `../shared/templates`) no fixture references (with the default
-//! tools). What a template cannot render is skipped and counted. A failure is shrunk and printed as a ready-to-commit fixture case.
+//! marker look-alikes; 0–3 tool calls with arguments drawn from the tool schemas (every JSON
+//! type a schema declares: strings, negative and fractional numbers, booleans, null, nested
+//! objects, arrays); thinking on or off. Templates: every fixture model (with its manifest's
+//! request and tools) and every file of the templates directory (`CHATPARSE_TEMPLATES`, else
+//! `../shared/templates`) and of `../shared/templates-extra` that no fixture references (with
+//! the round-trip tools, whose names include dots and dashes; a NOTICE is printed for a
+//! directory that is absent). The model output and the expected message are what the template
+//! renders ([`chatparse::fixtures::turn`]); a message it cannot render as an output is skipped
+//! and counted by reason. Where the analysis refuses a template's tool calls as broken
+//! ([`chatparse::fixtures::template_check::refusal`]), a message with calls must parse into no
+//! calls. A failure is shrunk and printed as a ready-to-commit fixture case.
 //!
 //! Ratchet: `tests/properties_roundtrip_known.txt` lists `template<TAB>reason` for templates
 //! whose round trip is known to fail; the test fails when an unlisted template fails or a
 //! listed one passes. The seed is fixed, so runs are reproducible.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use chatparse::analyze::{analyze_cached, Analysis};
 use chatparse::fixtures::manifest::templates_dir;
-use chatparse::fixtures::round_trip::{check_turn, parse_request, prepare, RoundTrip};
-use chatparse::fixtures::samples::default_request;
+use chatparse::fixtures::round_trip::{check_turn, parse_request, RoundTrip};
+use chatparse::fixtures::samples::{declarable, round_trip_request};
+use chatparse::fixtures::template_check::refusal;
+use chatparse::fixtures::turn::{RenderedTurn, TurnRenderer, Unrenderable};
 use chatparse::fixtures::{Corpus, Model, TemplateSource};
+use chatparse::generate::ChatParser;
 use chatparse::message::{ChatMessage, ChatRequest, Tool, ToolCall};
+use chatparse::shared_data::shared_path;
 use chatparse::template::ChatTemplate;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
@@ -53,11 +64,26 @@ fn text() -> impl Strategy<Value = String> {
     proptest::collection::vec(piece(), 1..6).prop_map(|p| p.join(" "))
 }
 
-/// A JSON value for one parameter schema.
+/// A JSON value for one parameter schema: every JSON type the schema declares (a type list
+/// such as `["string", "null"]` draws from each), nested objects and arrays from their
+/// `properties` and `items`, negative and fractional numbers.
 fn value_for(schema: &Value) -> BoxedStrategy<Value> {
     if let Some(options) = schema.get("enum").and_then(Value::as_array) {
         if !options.is_empty() {
             return proptest::sample::select(options.clone()).boxed();
+        }
+    }
+    if let Some(types) = schema.get("type").and_then(Value::as_array) {
+        let each: Vec<BoxedStrategy<Value>> = types
+            .iter()
+            .map(|t| {
+                let mut one = schema.clone();
+                one["type"] = t.clone();
+                value_for(&one)
+            })
+            .collect();
+        if !each.is_empty() {
+            return proptest::strategy::Union::new(each).boxed();
         }
     }
     match schema.get("type").and_then(Value::as_str) {
@@ -66,27 +92,35 @@ fn value_for(schema: &Value) -> BoxedStrategy<Value> {
             .prop_map(|n| Value::from(n as f64 / 4.0))
             .boxed(),
         Some("boolean") => any::<bool>().prop_map(Value::from).boxed(),
+        Some("null") => Just(Value::Null).boxed(),
+        Some("object") => object_for(schema),
+        Some("array") => {
+            let items = schema.get("items").cloned().unwrap_or(Value::Null);
+            proptest::collection::vec(value_for(&items), 0..3)
+                .prop_map(Value::Array)
+                .boxed()
+        }
         _ => text().prop_map(Value::from).boxed(),
     }
 }
 
-/// Arguments for `tool`: required parameters always, optional ones sometimes.
-fn arguments_for(tool: &Tool) -> BoxedStrategy<Value> {
-    let params: Vec<(String, Value, bool)> = tool
-        .parameter_names()
-        .map(|n| {
-            (
-                n.to_owned(),
-                tool.parameter(n).cloned().unwrap_or(Value::Null),
-                tool.is_required(n),
-            )
-        })
-        .collect();
-    let fields: Vec<BoxedStrategy<Option<(String, Value)>>> = params
+/// An object for an object schema: required properties always, the others sometimes.
+fn object_for(schema: &Value) -> BoxedStrategy<Value> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields: Vec<BoxedStrategy<Option<(String, Value)>>> = schema
+        .get("properties")
+        .and_then(Value::as_object)
         .into_iter()
-        .map(|(name, schema, required)| {
-            let value = value_for(&schema).prop_map(move |v| (name.clone(), v));
-            if required {
+        .flatten()
+        .map(|(name, property)| {
+            let name = name.clone();
+            let keep = required.contains(&name.as_str());
+            let value = value_for(property).prop_map(move |v| (name.clone(), v));
+            if keep {
                 value.prop_map(Some).boxed()
             } else {
                 proptest::option::of(value).boxed()
@@ -103,7 +137,7 @@ fn call(tools: &[Tool]) -> BoxedStrategy<(String, Value)> {
         .iter()
         .map(|t| {
             let name = t.name().to_owned();
-            arguments_for(t)
+            object_for(t.parameters())
                 .prop_map(move |a| (name.clone(), a))
                 .boxed()
         })
@@ -111,7 +145,9 @@ fn call(tools: &[Tool]) -> BoxedStrategy<(String, Value)> {
     proptest::strategy::Union::new(per_tool).boxed()
 }
 
-fn message(tools: &[Tool]) -> BoxedStrategy<ChatMessage> {
+/// A message (content, reasoning, 0–3 calls, each part sometimes absent) and whether
+/// thinking is on.
+fn message(tools: &[Tool]) -> BoxedStrategy<(ChatMessage, bool)> {
     let calls = if tools.is_empty() {
         Just(Vec::new()).boxed()
     } else {
@@ -121,8 +157,9 @@ fn message(tools: &[Tool]) -> BoxedStrategy<ChatMessage> {
         proptest::option::of(text()),
         proptest::option::of(text()),
         calls,
+        any::<bool>(),
     )
-        .prop_map(|(content, reasoning, calls)| {
+        .prop_map(|(content, reasoning, calls, thinking)| {
             let mut m = ChatMessage::assistant();
             m.content = content.unwrap_or_default();
             m.reasoning_content = reasoning.unwrap_or_default();
@@ -133,7 +170,7 @@ fn message(tools: &[Tool]) -> BoxedStrategy<ChatMessage> {
                     ToolCall::new(format!("c{i}x4k9Qz7"), name, args.to_string())
                 })
                 .collect();
-            m
+            (m, thinking)
         })
         .boxed()
 }
@@ -141,33 +178,67 @@ fn message(tools: &[Tool]) -> BoxedStrategy<ChatMessage> {
 #[derive(Default, Debug)]
 struct Counts {
     passed: Cell<usize>,
-    skipped: Cell<usize>,
+    skipped: RefCell<BTreeMap<String, usize>>,
 }
 
 /// Runs the property for one template; `Err` is the shrunk failure as a fixture case.
+/// `listed`: the template is in the known list; its failure is not shrunk (only whether it
+/// fails matters).
 fn run(
     template: &ChatTemplate,
     analysis: &Analysis,
     base: &ChatRequest,
     counts: &Counts,
+    listed: bool,
 ) -> Result<(), String> {
     let config = Config {
         cases: 24,
         failure_persistence: None,
-        max_shrink_iters: 200,
+        max_shrink_iters: if listed { 0 } else { 200 },
         ..Config::default()
     };
     let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let mut runner = TestRunner::new_with_rng(config, rng);
+    let bases = [false, true].map(|thinking| ChatRequest {
+        enable_thinking: thinking,
+        ..base.clone()
+    });
+    let renderers = bases
+        .each_ref()
+        .map(|base| TurnRenderer::new(template, analysis, base));
     runner
-        .run(&message(&base.tools), |m| {
-            match prepare(template, analysis, base, &m) {
-                Err(_) => counts.skipped.set(counts.skipped.get() + 1),
-                Ok((turn, expected)) => {
-                    let request = parse_request(base, &m);
+        .run(&message(&base.tools), |(m, thinking)| {
+            let base = &bases[usize::from(thinking)];
+            match renderers[usize::from(thinking)].render(&m) {
+                Err(Unrenderable(why)) => {
+                    *counts.skipped.borrow_mut().entry(why).or_default() += 1;
+                }
+                Ok(RenderedTurn {
+                    output: turn,
+                    expected,
+                    ..
+                }) => {
+                    let request = parse_request(base, &expected);
+                    if refusal(analysis).is_some() && !expected.tool_calls.is_empty() {
+                        // A refused template's calls stay text: never parsed into calls.
+                        let parser = ChatParser::new(template, analysis, &request)
+                            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        let calls = parser.parse(&turn).message.tool_calls;
+                        if !calls.is_empty() {
+                            return Err(TestCaseError::fail(format!(
+                                "the analysis refuses the tool calls, yet {turn:?} parsed into \
+                                 {calls:?}"
+                            )));
+                        }
+                        counts.passed.set(counts.passed.get() + 1);
+                        return Ok(());
+                    }
                     match check_turn(template, analysis, &request, &turn, &expected) {
                         RoundTrip::Failed(f) => {
-                            return Err(TestCaseError::fail(f.explain(false)));
+                            return Err(TestCaseError::fail(format!(
+                                "(enable_thinking {thinking}) {}",
+                                f.explain(false)
+                            )));
                         }
                         _ => counts.passed.set(counts.passed.get() + 1),
                     }
@@ -179,6 +250,34 @@ fn run(
             proptest::test_runner::TestError::Fail(reason, _) => reason.to_string(),
             other => other.to_string(),
         })
+}
+
+/// The `*.jinja` files of `dir` no fixture references, with the round-trip request (the
+/// tools the template can declare).
+fn templates_in(
+    dir: &Path,
+    referenced: &BTreeSet<String>,
+) -> Vec<(String, ChatTemplate, ChatRequest)> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if referenced.contains(&name) {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).unwrap();
+        if let Ok(template) = ChatTemplate::new(name.clone(), source) {
+            let (request, _) = declarable(&template, &round_trip_request(false));
+            out.push((name, template, request));
+        }
+    }
+    out
 }
 
 #[test]
@@ -202,24 +301,19 @@ fn round_trip_for_every_template() {
         let request = model.request(&Map::new()).unwrap();
         models.push((model.name.clone(), model, request));
     }
-    if let Some(dir) = templates_dir().filter(|d| d.is_dir()) {
-        let mut paths: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if referenced.contains(&name) {
-                continue;
-            }
-            let source = std::fs::read_to_string(&path).unwrap();
-            if let Ok(template) = ChatTemplate::new(name.clone(), source) {
-                shared.push((name, template, default_request()));
-            }
-        }
+    match templates_dir().filter(|d| d.is_dir()) {
+        Some(dir) => shared.extend(templates_in(&dir, &referenced)),
+        None => eprintln!(
+            "NOTICE: round-trip property: the templates directory is absent (set \
+             CHATPARSE_TEMPLATES or place shared/ beside the checkout); its templates are skipped"
+        ),
+    }
+    match shared_path("templates-extra") {
+        Some(dir) => shared.extend(templates_in(&dir, &referenced)),
+        None => eprintln!(
+            "NOTICE: round-trip property: shared/templates-extra is absent; its templates are \
+             skipped"
+        ),
     }
     let targets: Vec<(&str, &ChatTemplate, &ChatRequest)> = models
         .iter()
@@ -227,23 +321,41 @@ fn round_trip_for_every_template() {
         .chain(shared.iter().map(|(n, t, r)| (n.as_str(), t, r)))
         .collect();
     let mut failing = BTreeMap::new();
-    let (mut passed, mut skipped) = (0, 0);
+    let mut passed = 0;
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     for &(name, template, request) in &targets {
         let analysis = analyze_cached(template);
         let counts = Counts::default();
-        if let Err(failure) = run(template, &analysis, request, &counts) {
+        let listed = known.contains_key(name);
+        if let Err(failure) = run(template, &analysis, request, &counts, listed) {
+            let unsupported: Vec<String> = analysis
+                .unsupported
+                .iter()
+                .map(|u| format!("{:?}: {}", u.part, u.reason))
+                .collect();
+            let failure = if unsupported.is_empty() {
+                failure
+            } else {
+                format!("analysis unsupported: {unsupported:?}\n{failure}")
+            };
             failing.insert(name.to_owned(), failure);
         }
         passed += counts.passed.get();
-        skipped += counts.skipped.get();
+        for (why, n) in counts.skipped.into_inner() {
+            *skipped.entry(why).or_default() += n;
+        }
     }
     eprintln!(
-        "round-trip property: {} templates, {passed} messages parsed back equal, {skipped} not \
+        "round-trip property: {} templates, {passed} messages parsed back equal, {} not \
          renderable (skipped), {} templates failing ({} listed)",
         targets.len(),
+        skipped.values().sum::<usize>(),
         failing.len(),
         known.len()
     );
+    for (why, n) in &skipped {
+        eprintln!("  skipped ×{n}: {why}");
+    }
     let unlisted: Vec<String> = failing
         .iter()
         .filter(|(name, _)| !known.contains_key(name.as_str()))
