@@ -374,12 +374,12 @@ fn separates_messages(separator: &str) -> bool {
     crate::diff::segments(separator).any(|s| s.kind == crate::diff::SegmentKind::Marker)
 }
 
-/// A name read up to one of `stops`: a function or argument name never holds whitespace, so
-/// whitespace ends it too (a marker look-alike in the text before a call is not read as part
-/// of the name).
+/// A name read up to one of `stops`: a function or argument name never holds whitespace or
+/// markup (`<`, `>`, `/`), so those end it too (a marker look-alike in the text before a call
+/// is not read as part of the name, nor is a closing tag `</call>` read as an argument).
 fn word_until<'s>(b: &GrammarBuilder, stops: impl IntoIterator<Item = &'s str>) -> Parser {
     let mut all: Vec<&str> = stops.into_iter().filter(|s| !s.is_empty()).collect();
-    for ws in [" ", "\n", "\t", "\r"] {
+    for ws in [" ", "\n", "\t", "\r", "<", ">", "/"] {
         if !all.contains(&ws) {
             all.push(ws);
         }
@@ -918,8 +918,19 @@ impl Gen<'_> {
         let (arg, sep) = if args_end.is_empty() {
             (arg, sep)
         } else {
-            let end = || {
-                let end = b.choice(args_end.iter().map(|m| b.literal(m)));
+            // An end marker that starts like an argument (`<]x[>` before `<]x[>[<key>`) is
+            // left to the argument's own markers to tell apart.
+            let name_start = stop_text(&a.name_prefix);
+            let ends: Vec<&str> = args_end
+                .iter()
+                .copied()
+                .filter(|m| name_start.is_empty() || !name_start.starts_with(m))
+                .collect();
+            let end = move || {
+                if ends.is_empty() {
+                    return b.eps();
+                }
+                let end = b.choice(ends.iter().map(|m| b.literal(m)));
                 b.seq([b.space(), b.negate(end)])
             };
             (b.seq([end(), arg]), b.seq([end(), sep]))

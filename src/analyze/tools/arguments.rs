@@ -2,7 +2,7 @@
 //! arguments), read from the gaps between the probe names and values of a two-argument call.
 
 use crate::analyze::markers::{
-    aligned_prefix_len, element_prefix, trailing_marker, trailing_open_marker,
+    aligned_prefix_len, aligned_suffix_len, element_prefix, trailing_marker, trailing_open_marker,
 };
 
 use super::layout::CallLayout;
@@ -32,9 +32,19 @@ pub fn analyze(one: &str, layout: &CallLayout) -> Result<(ArgumentMarkers, usize
              {g_arg_value2:?}"
         ));
     }
+    // The name prefix is what both gaps before an argument name end with: the whole marker
+    // sequence (`<|open|>argument key="`), or, where the gaps share only loose text, the
+    // element prefix rule (an unclosed marker, a complete marker, or the trailing word).
+    let shared = aligned_suffix_len(g_name_arg, g_value_arg);
+    let whole = g_value_arg[g_value_arg.len() - shared..].trim_start();
     let (p1, p2) = (element_prefix(g_name_arg), element_prefix(g_value_arg));
     let common = crate::diff::common_suffix_len(p1, p2);
-    let name_prefix = &p2[p2.len() - common..];
+    let by_element = &p2[p2.len() - common..];
+    let name_prefix = if whole.len() > by_element.len() && whole.ends_with(by_element) {
+        whole
+    } else {
+        by_element
+    };
     let value_prefix = trailing_open_marker(g_arg_value)
         .or_else(|| trailing_marker(g_arg_value))
         .unwrap_or("");
