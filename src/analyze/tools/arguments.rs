@@ -40,11 +40,15 @@ pub fn analyze(one: &str, layout: &CallLayout) -> Result<(ArgumentMarkers, usize
     let (p1, p2) = (element_prefix(g_name_arg), element_prefix(g_value_arg));
     let common = crate::diff::common_suffix_len(p1, p2);
     let by_element = &p2[p2.len() - common..];
-    let name_prefix = if whole.len() > by_element.len() && whole.ends_with(by_element) {
-        whole
-    } else {
-        by_element
-    };
+    // The sequence starts with a marker of its own (gaps lose the context of a marker the
+    // name sits in: `">` of `<call fn="NAME">` is no start).
+    let starts_marker = whole.starts_with(['<', '[']);
+    let name_prefix =
+        if starts_marker && whole.len() > by_element.len() && whole.ends_with(by_element) {
+            whole
+        } else {
+            by_element
+        };
     let value_prefix = trailing_open_marker(g_arg_value)
         .or_else(|| trailing_marker(g_arg_value))
         .unwrap_or("");
