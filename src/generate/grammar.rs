@@ -516,7 +516,8 @@ impl Gen<'_> {
         if !triggers.is_empty() {
             let at_trigger = b.peek(b.choice(triggers.iter().map(|t| b.literal(t))));
             let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
-            continuations.push(b.seq([at_trigger, closed_later]));
+            // Not where the reasoning closes (a trigger may start like the closer).
+            continuations.push(b.seq([at_trigger, b.negate(b.literal(end)), closed_later]));
         }
         if !turn_end_starts.is_empty() {
             // Not where the reasoning closes (a turn end may start like the closer).
