@@ -159,8 +159,14 @@ impl Call {
     /// The first call of `probes` with two arguments, the first one the number
     /// [`NUMBER_VALUE`] instead of a string.
     pub fn first_with_number(probes: &ProbeSet) -> Call {
+        Call::first_with_value(probes, Value::from(NUMBER_VALUE))
+    }
+
+    /// The first call of `probes` with two arguments, the first one `value` instead of a
+    /// string.
+    pub fn first_with_value(probes: &ProbeSet, value: Value) -> Call {
         let mut call = Call::first(probes, 2);
-        call.args[0].1 = Value::from(NUMBER_VALUE);
+        call.args[0].1 = value;
         call
     }
 

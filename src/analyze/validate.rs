@@ -10,7 +10,7 @@ use super::frame::Frame;
 use super::markers::contains_probe;
 use super::reasoning::{strip_residue, MarkerSource};
 use super::scenario::{Call, ProbeSet, Scenario, Turn};
-use super::slots::Slot;
+use super::slots::{self, Slot};
 use super::tools::json_scan::json_at;
 use super::tools::{call_text, CallIdPosition, JsonLayout, Slotting, ToolAnalysis, ToolFormat};
 use super::{Analysis, ContentAnalysis, ContentMode, Part, ReasoningAnalysis};
@@ -287,13 +287,12 @@ fn match_pieces(text: &str, pieces: &[Piece], layout: Option<&JsonLayout>) -> Re
     for piece in pieces {
         match piece {
             Piece::Text(expected) => {
-                if !text[at..].starts_with(expected.as_str()) {
-                    return Err(format!(
+                at = match_text(text, at, expected).ok_or_else(|| {
+                    format!(
                         "expected {expected:?} at {at}, found {:?}",
                         snippet(&text[at..], expected.len().max(16))
-                    ));
-                }
-                at += expected.len();
+                    )
+                })?;
             }
             Piece::Args(args) => {
                 let json =
@@ -320,6 +319,36 @@ fn match_pieces(text: &str, pieces: &[Piece], layout: Option<&JsonLayout>) -> Re
             snippet(&text[at..], 40)
         ))
     }
+}
+
+/// Matches `expected` at `at` in `text`: literally, except that a type slot matches the word
+/// the render writes there (renders carry no type slot). Returns where the match ends.
+fn match_text(text: &str, at: usize, expected: &str) -> Option<usize> {
+    let mut at = at;
+    for piece in slots::pieces(expected) {
+        match piece {
+            slots::Piece::Slot(slots::Slot::Type) => {
+                let word = text[at..]
+                    .bytes()
+                    .take_while(|b| b.is_ascii_alphabetic() || *b == b'_')
+                    .count();
+                if word == 0 {
+                    return None;
+                }
+                at += word;
+            }
+            slots::Piece::Slot(slot) => {
+                let c = slot.char();
+                text[at..].starts_with(c).then_some(())?;
+                at += c.len_utf8();
+            }
+            slots::Piece::Text(t) => {
+                text[at..].starts_with(t).then_some(())?;
+                at += t.len();
+            }
+        }
+    }
+    Some(at)
 }
 
 fn snippet(text: &str, chars: usize) -> String {

@@ -8,6 +8,7 @@ use crate::analyze::markers::{
 use super::layout::CallLayout;
 use super::{ArgumentMarkers, NonStringValues, TypedValueMarkers};
 use crate::analyze::scenario::{ProbeSet, NUMBER_VALUE};
+use crate::analyze::slots::Slot;
 
 /// The argument markers, and where the argument region starts in `one`.
 pub fn analyze(one: &str, layout: &CallLayout) -> Result<(ArgumentMarkers, usize), String> {
@@ -168,4 +169,45 @@ fn strings_quoted(after: &str, number: &str, opening: &str, markers: &mut Argume
         .truncate(markers.name_suffix.len() - from_name);
     markers.non_string_values = NonStringValues::StringsQuoted;
     true
+}
+
+/// With typed markers found for a number, checks a call whose first argument is a boolean
+/// (`text`): when its markers differ from the number's only in one word (a type attribute:
+/// `type="number"` vs `type="boolean"`), that word becomes a [`Slot::Type`], so every
+/// non-string type reads with the same markers.
+pub fn check_type_word(text: &str, markers: &mut ArgumentMarkers) {
+    let Some(number) = markers.non_string.clone() else {
+        return;
+    };
+    let Some(at) = text.find(ProbeSet::PRIMARY.arg_first) else {
+        return;
+    };
+    let after = &text[at + ProbeSet::PRIMARY.arg_first.len()..];
+    let Some(boolean) = typed_markers(after, "true", markers) else {
+        return;
+    };
+    if boolean == number || boolean.value_prefix != number.value_prefix {
+        return;
+    }
+    let (a, b) = (&number.name_suffix, &boolean.name_suffix);
+    let p = crate::diff::common_prefix_len(a, b);
+    let s = crate::diff::common_suffix_len(&a[p..], &b[p..]);
+    // Widen to whole words on both sides.
+    let word = |c: char| c.is_ascii_alphabetic() || c == '_';
+    let mut start = p;
+    while start > 0 && a[..start].ends_with(word) {
+        start -= 1;
+    }
+    let mut end = a.len() - s;
+    while end < a.len() && a[end..].starts_with(word) {
+        end += 1;
+    }
+    let (wa, wb) = (&a[start..end], &b[start..b.len() - (a.len() - end)]);
+    if wa.is_empty() || !wa.chars().all(word) || wb.is_empty() || !wb.chars().all(word) {
+        return;
+    }
+    let slotted = format!("{}{}{}", &a[..start], Slot::Type.char(), &a[end..]);
+    if let Some(n) = markers.non_string.as_mut() {
+        n.name_suffix = slotted;
+    }
 }

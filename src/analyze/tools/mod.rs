@@ -361,6 +361,16 @@ pub fn analyze(
             let text = slotting.apply(call_text(&body, reasoning, content), p);
             arguments::check_non_string(&text, &mut analysis.arguments);
         }
+        if analysis.arguments.non_string.is_some() {
+            let boolean = compare(renderer, &one_call, |s| {
+                *s = s.with_calls(vec![Call::first_with_value(p, true.into())], None);
+            });
+            if let Ok(boolean) = boolean {
+                let body = frame.body(&boolean.b, true);
+                let text = slotting.apply(call_text(&body, reasoning, content), p);
+                arguments::check_type_word(&text, &mut analysis.arguments);
+            }
+        }
     }
     Ok(analysis)
 }
