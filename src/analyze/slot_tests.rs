@@ -132,3 +132,29 @@ fn argument_name_written_twice() {
         Slot::Key,
     );
 }
+
+#[test]
+fn type_word_in_argument_markers() {
+    let calls = "{% for c in m.tool_calls or [] %}<|call|>{{ c.function.name }}<|sep|>\
+         {% for k, v in c.function.arguments.items() %}<|arg|>{{ k }}|\
+         {% if v is string %}text{% elif v is boolean %}flag{% elif v is number %}num\
+         {% elif v is mapping %}map{% else %}list{% endif %}<|sep|>\
+         {% if v is string %}{{ v }}{% else %}{{ v | tojson }}{% endif %}<|/arg|>{% endfor %}\
+         <|/call|>{% endfor %}";
+    let template = template(calls);
+    let analysis = analyze(&template);
+    let tools = analysis
+        .tools
+        .as_ref()
+        .unwrap_or_else(|| panic!("tools unsupported: {:?}", analysis.unsupported));
+    let typed = tools.arguments.non_string.as_ref().expect("typed markers");
+    assert!(typed.name_suffix.contains(Slot::Type.char()), "{typed:?}");
+    let mut message = ChatMessage::assistant();
+    let args = json!({"city": "Oslo", "days": 3, "flag": true, "meta": {"a": [1, 2]},
+                      "tags": ["x", "y"]});
+    message.tool_calls = vec![ToolCall::new("", "get_weather", args.to_string())];
+    match round_trip(&template, &analysis, &request(), &message) {
+        RoundTrip::Passed => {}
+        other => panic!("{other:?}\n{tools:#?}"),
+    }
+}
