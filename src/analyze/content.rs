@@ -31,6 +31,10 @@ pub struct ContentAnalysis {
     pub start: String,
     /// Closing marker (empty when plain or not told apart from the end of turn).
     pub end: String,
+    /// The separator the template splits content at to write it in pieces around tool
+    /// calls (pieces in one output are joined with it), if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_join: Option<String>,
 }
 
 impl ContentAnalysis {
@@ -40,6 +44,7 @@ impl ContentAnalysis {
             mode: ContentMode::Plain,
             start: String::new(),
             end: String::new(),
+            block_join: None,
         }
     }
 }
@@ -85,6 +90,7 @@ pub fn analyze(
             mode: ContentMode::AlwaysWrapped,
             start: pre.trim_start().to_owned(),
             end: post.to_owned(),
+            block_join: None,
         });
     }
     let start = &reasoning.content_start_after_reasoning;
@@ -98,6 +104,7 @@ pub fn analyze(
             mode: ContentMode::WrappedWithReasoning,
             start: start.clone(),
             end: end.to_owned(),
+            block_join: None,
         });
     }
     Ok(ContentAnalysis::plain())

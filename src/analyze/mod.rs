@@ -26,6 +26,7 @@ pub mod cache;
 pub mod compare;
 pub mod content;
 mod frame;
+mod joins;
 pub mod markers;
 pub mod reasoning;
 pub mod report;
@@ -216,6 +217,15 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
             }
             Err(reason) => analysis.mark_unsupported(Part::Tools, reason),
         }
+    }
+    if analysis.tools.is_some() {
+        joins::analyze(
+            &renderer,
+            &frame,
+            tool_scenario.as_ref(),
+            &mut analysis.reasoning,
+            &mut analysis.content,
+        );
     }
     validate::validate(&renderer, &frame, tool_scenario.as_ref(), &mut analysis);
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);

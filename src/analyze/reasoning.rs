@@ -114,6 +114,10 @@ pub struct ReasoningAnalysis {
     pub prefill_thinking_on: Prefill,
     /// What the generation prompt wrote with `enable_thinking` false.
     pub prefill_thinking_off: Prefill,
+    /// The separator the template splits reasoning at to write it in blocks between tool
+    /// calls (several blocks in one output are joined with it), if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_join: Option<String>,
 }
 
 impl ReasoningAnalysis {
@@ -129,6 +133,7 @@ impl ReasoningAnalysis {
             from_content_part: false,
             prefill_thinking_on: Prefill::None,
             prefill_thinking_off: Prefill::None,
+            block_join: None,
         }
     }
 

@@ -20,6 +20,10 @@ pub struct ReasoningFormat {
     /// Reasoning only appears in turns that call tools.
     #[serde(default)]
     pub tool_calls_only: bool,
+    /// What several reasoning blocks of one output are joined with (as the template splits
+    /// reasoning between calls); `None`: they are joined as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_join: Option<String>,
 }
 
 impl ReasoningFormat {
@@ -36,6 +40,10 @@ pub struct ContentFormat {
     pub start: String,
     /// Closing marker.
     pub end: String,
+    /// What pieces of content separated by calls or reasoning are joined with (as the
+    /// template splits content around calls); `None`: the text between them is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_join: Option<String>,
 }
 
 /// Everything the generator needs to know about an assistant turn.
@@ -107,6 +115,7 @@ impl TurnFormat {
                 start: r.start.clone(),
                 end: r.end.clone(),
                 tool_calls_only: r.scope == ReasoningScope::ToolCallsOnly,
+                block_join: r.block_join.clone(),
             },
         };
         let mut reasoning = reasoning;
@@ -129,6 +138,7 @@ impl TurnFormat {
             content: ContentFormat {
                 start: analysis.content.start.clone(),
                 end: analysis.content.end.clone(),
+                block_join: analysis.content.block_join.clone(),
             },
             tools,
             turn_end: analysis.generation_prompt.turn_end.clone(),

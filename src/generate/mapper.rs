@@ -149,6 +149,14 @@ pub struct Mapper<'t> {
     arg_name: String,
     /// Trailing whitespace of reasoning and content, held back until more text follows.
     pending_ws: [String; 2],
+    /// What a new block of reasoning (0) or content (1) is joined to the field with, when the
+    /// template splits the field around calls (see `analyze::joins`).
+    joins: [Option<String>; 2],
+    /// The kind of the last block entered: reasoning 0, content 1, a call 2.
+    last_block: Option<u8>,
+    /// A new block of the field started after another kind of block: its leading whitespace
+    /// is layout, and the join goes before its text.
+    block_start: [bool; 2],
     /// The message as it was before the last restart, until taken.
     before_restart: Option<PartialMessage>,
     value_mode: ValueMode,
@@ -171,8 +179,12 @@ impl<'t> Mapper<'t> {
         literal_quotes: Option<(String, String)>,
         expects_id: bool,
         prefill: Prefill,
+        joins: [Option<String>; 2],
     ) -> Self {
         Mapper {
+            joins,
+            last_block: None,
+            block_start: [false; 2],
             tools,
             kinds: &kinds.0,
             expects_id,
@@ -266,6 +278,8 @@ impl<'t> Mapper<'t> {
             self.stack.clear();
             self.tool_name.clear();
             self.pending_ws = Default::default();
+            self.last_block = None;
+            self.block_start = [false; 2];
             self.content_spans.clear();
         }
         // The open leaf grew.
@@ -421,9 +435,26 @@ impl<'t> Mapper<'t> {
             }
             Kind::Id => self.builder.expect_id(),
             Kind::Args => self.call_has_args = true,
-            Kind::Content => self.content_spans.push(open.start..open.start),
+            Kind::Content => {
+                self.content_spans.push(open.start..open.start);
+                self.start_block(1);
+            }
+            Kind::Reasoning => self.start_block(0),
             _ => {}
         }
+        if open.kind == Kind::Tool {
+            self.last_block = Some(2);
+        }
+    }
+
+    /// A block of reasoning (`field` 0) or content (1) begins: after a block of another kind,
+    /// with a join, it is joined to what the field holds.
+    fn start_block(&mut self, field: u8) {
+        let after_other = self.last_block.is_some_and(|b| b != field);
+        if after_other && self.joins[field as usize].is_some() {
+            self.block_start[field as usize] = true;
+        }
+        self.last_block = Some(field);
     }
 
     /// Pushes the text of an open leaf up to `end`.
@@ -508,6 +539,21 @@ impl<'t> Mapper<'t> {
         } else {
             message.content.is_empty()
         };
+        let mut piece = piece;
+        if self.block_start[field] {
+            // A new block: its leading whitespace is layout; once it has text, the join
+            // replaces whatever whitespace was held.
+            piece = piece.trim_start();
+            if piece.is_empty() {
+                return;
+            }
+            self.block_start[field] = false;
+            if !empty {
+                if let Some(join) = &self.joins[field] {
+                    self.pending_ws[field].clone_from(join);
+                }
+            }
+        }
         // The common step: text after text, ending in a visible ASCII character (neither
         // trimmed nor held), with no whitespace held back.
         if !empty

@@ -126,6 +126,7 @@ impl ChatParser {
                 start: "<think>".to_owned(),
                 end: "</think>".to_owned(),
                 tool_calls_only: false,
+                block_join: None,
             };
         }
         let rendered = prompt::render_prompt(template, request, true).unwrap_or_default();
@@ -474,6 +475,10 @@ impl ChatParser {
             self.literal_quotes.clone(),
             self.expects_id,
             self.prefill.clone(),
+            [
+                self.format.reasoning.block_join.clone(),
+                self.format.content.block_join.clone(),
+            ],
         )
     }
 

@@ -8,6 +8,7 @@ fn reasoning_and_content() {
             start: "<think>".into(),
             end: "</think>".into(),
             tool_calls_only: false,
+            block_join: None,
         },
         ..TurnFormat::default()
     };
@@ -133,6 +134,7 @@ fn wrapped_content_is_scanned_for_call_starts() {
         content: ContentFormat {
             start: "<answer>".into(),
             end: "</answer>".into(),
+            block_join: None,
         },
         ..TurnFormat::default()
     };

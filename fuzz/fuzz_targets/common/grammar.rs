@@ -176,6 +176,7 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
             start: b.marker(),
             end: b.marker(),
             tool_calls_only: false,
+            block_join: None,
         },
         tools: Some(tools),
         turn_end: b.marker(),
