@@ -81,6 +81,11 @@ pub struct Unsupported {
     pub reason: String,
 }
 
+/// How a reason in [`Analysis::unsupported`] starts when the analysis refuses the template as
+/// broken: its own renders contradict the call (e.g. argument values it cannot delimit), so
+/// parsing would give wrong arguments. Such a part is refused, not merely unexpressed.
+pub const REFUSED: &str = "refused: ";
+
 /// The generation prompts, after the assistant turn header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GenerationPrompt {

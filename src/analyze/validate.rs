@@ -137,6 +137,32 @@ fn check_content(
     }
 }
 
+/// Raw argument values end where their closing text starts: text that starts with a letter
+/// or digit (a stray character the template writes after every value) cannot be told apart
+/// from the value, so the template's calls are refused rather than parsed into cut values.
+fn values_delimited(t: &ToolAnalysis) -> Result<(), String> {
+    let a = &t.arguments;
+    if t.format != ToolFormat::TagWithTagged
+        || !a.string_open.is_empty()
+        || a.non_string_values == super::NonStringValues::StringsQuoted
+    {
+        return Ok(());
+    }
+    let end = if a.value_suffix.is_empty() {
+        &a.separator
+    } else {
+        &a.value_suffix
+    };
+    match end.chars().next() {
+        Some(c) if c.is_alphanumeric() => Err(format!(
+            "{}argument values are followed by {end:?}, text a value may hold: where a value \
+             ends cannot be found (its rendered arguments do not delimit the values)",
+            super::REFUSED
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A piece of an expected call text.
 enum Piece {
     Text(String),
@@ -155,6 +181,7 @@ fn check_tools(
     analysis: &Analysis,
     t: &ToolAnalysis,
 ) -> Result<(), String> {
+    values_delimited(t)?;
     let Some(base) = tool_scenario else {
         return Ok(());
     };
