@@ -192,6 +192,12 @@ impl Frame {
         self.body_of_turn(&turn_of(base, render, &self.anchor), tools)
     }
 
+    /// The body of a content turn in `render`, rendered with the tool definitions.
+    pub fn content_body_with_tools(&self, render: &str) -> Option<String> {
+        let base = self.base_tools.as_ref()?;
+        Some(self.body_of_turn(&turn_of(base, render, &self.anchor), false))
+    }
+
     /// The body of the tool-call turn in `render`, a render of `base` followed by the turn.
     pub fn tool_body_against(&self, base: &str, render: &str) -> String {
         self.body_of_turn(&turn_of(base, render, &self.anchor), true)

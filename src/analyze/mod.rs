@@ -116,6 +116,11 @@ pub struct Analysis {
     pub tools: Option<ToolAnalysis>,
     /// Every non-empty marker, trimmed, deduplicated, in discovery order.
     pub preserved_tokens: Vec<String>,
+    /// Content wrapping when the tool definitions are passed, where it differs from
+    /// [`content`](Self::content) (a template that prefixes content only in tool-enabled
+    /// conversations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_with_tools: Option<ContentAnalysis>,
     /// Parts the analysis cannot express, with reasons.
     pub unsupported: Vec<Unsupported>,
     /// How many renders the analysis took (capability probes excluded).
@@ -138,6 +143,7 @@ impl Analysis {
             content: ContentAnalysis::plain(),
             tools: None,
             preserved_tokens: Vec::new(),
+            content_with_tools: None,
             unsupported: Vec::new(),
             renders: 0,
         }
@@ -203,6 +209,10 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     }
     let tools_render = frame.tool_body.is_some() || capabilities.tools;
     if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
+        analysis.content_with_tools =
+            content_with_tools(&renderer, &frame, scenario, &reasoning, &analysis.content);
+    }
+    if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
         match tools::analyze(
             &renderer,
             &frame,
@@ -236,6 +246,25 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);
     analysis.renders = renderer.renders();
     analysis
+}
+
+/// The content wrapping of a content turn rendered with the tool definitions, when it differs
+/// from `plain` (the wrapping without them).
+fn content_with_tools(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    tool_scenario: &Scenario,
+    reasoning: &reasoning::ReasoningOutcome,
+    plain: &ContentAnalysis,
+) -> Option<ContentAnalysis> {
+    let scenario = Scenario {
+        turn: Some(scenario::Turn::content(scenario::CONTENT)),
+        ..tool_scenario.clone()
+    };
+    let render = renderer.render(&scenario).ok()?;
+    let body = frame.content_body_with_tools(&render)?;
+    let content = content::analyze(&body, reasoning).ok()?;
+    (content != *plain).then_some(content)
 }
 
 /// The union of all non-empty markers, trimmed, in discovery order.

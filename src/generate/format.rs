@@ -106,6 +106,17 @@ pub struct ChannelFormat {
 }
 
 impl TurnFormat {
+    /// The format the analysis describes for a request that passes tool definitions
+    /// (`with_tools`) or not: content wrapping can differ between the two.
+    pub fn for_request(analysis: &Analysis, with_tools: bool) -> TurnFormat {
+        let mut format = TurnFormat::from_analysis(analysis);
+        if let Some(c) = analysis.content_with_tools.as_ref().filter(|_| with_tools) {
+            format.content.start.clone_from(&c.start);
+            format.content.end.clone_from(&c.end);
+        }
+        format
+    }
+
     /// The format the analysis describes.
     pub fn from_analysis(analysis: &Analysis) -> TurnFormat {
         let r = &analysis.reasoning;

@@ -113,7 +113,7 @@ impl ChatParser {
         analysis: &Analysis,
         request: &ChatRequest,
     ) -> Result<ChatParser, GenerateError> {
-        let mut format = TurnFormat::from_analysis(analysis);
+        let mut format = TurnFormat::for_request(analysis, !request.tools.is_empty());
         if !format.reasoning.is_enabled()
             && !analysis
                 .unsupported
