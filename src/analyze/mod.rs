@@ -48,6 +48,7 @@ pub use content::{ContentAnalysis, ContentMode};
 pub use reasoning::{
     MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope, WithoutReasoning,
 };
+pub use tools::stated::StatedFormat;
 pub use tools::{
     ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, NonStringValues,
     ToolAnalysis, ToolFormat, TypedValueMarkers,
@@ -112,6 +113,10 @@ pub struct Analysis {
     pub preserved_tokens: Vec<String>,
     /// Parts the analysis cannot express, with reasons.
     pub unsupported: Vec<Unsupported>,
+    /// When calls do not render: where [`tools`](Self::tools) was read from instead (the
+    /// format the tools preamble states).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated: Option<StatedFormat>,
     /// How many renders the analysis took (capability probes excluded).
     #[serde(skip)]
     pub renders: u32,
@@ -133,6 +138,7 @@ impl Analysis {
             tools: None,
             preserved_tokens: Vec::new(),
             unsupported: Vec::new(),
+            stated: None,
             renders: 0,
         }
     }
@@ -218,9 +224,32 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         }
     }
     validate::validate(&renderer, &frame, tool_scenario.as_ref(), &mut analysis);
+    if let Some(scenario) = tool_scenario.as_ref() {
+        read_stated_tools(&renderer, scenario, &mut analysis);
+    }
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);
     analysis.renders = renderer.renders();
     analysis
+}
+
+/// Phase S: when tool definitions render but calls do not, the format the tools preamble
+/// states; the reason given says what the preamble shows when none checks.
+fn read_stated_tools(renderer: &Renderer<'_>, scenario: &Scenario, analysis: &mut Analysis) {
+    let Some(at) = analysis
+        .unsupported
+        .iter()
+        .position(|u| u.part == Part::Tools && u.reason == tools::NO_CALLS)
+    else {
+        return;
+    };
+    match tools::stated::analyze(renderer, scenario, analysis) {
+        Ok((tools, stated)) => {
+            analysis.unsupported.remove(at);
+            analysis.tools = Some(tools);
+            analysis.stated = Some(stated);
+        }
+        Err(why) => analysis.unsupported[at].reason = format!("{}; {why}", tools::NO_CALLS),
+    }
 }
 
 /// The union of all non-empty markers, trimmed, in discovery order.

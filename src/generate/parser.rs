@@ -134,7 +134,7 @@ impl ChatParser {
         } else {
             prompt::generation_prompt_of(template, request, &rendered)
         };
-        families::refine(&mut format, &rendered);
+        families::refine(&mut format);
         let mut prefill_text = prompt::prefill_text(
             &generation_prompt,
             &analysis.generation_prompt.header,
