@@ -254,3 +254,6 @@ fn family(
     }
     Err(problems)
 }
+
+#[cfg(test)]
+mod tests;
