@@ -128,9 +128,33 @@ fn json_examples(text: &str, declared: &[&str]) -> Vec<Example> {
             continue;
         };
         next = node.end;
-        out.extend(json_example(text, &node, declared));
+        out.extend(json_example_within(text, &node, declared, 0));
     }
     out
+}
+
+/// The example `node` is, or else the first one among its values (a few levels down).
+fn json_example_within(
+    text: &str,
+    node: &Node,
+    declared: &[&str],
+    depth: usize,
+) -> Option<Example> {
+    if let Some(example) = json_example(text, node, declared) {
+        return Some(example);
+    }
+    if depth >= 4 {
+        return None;
+    }
+    let children: Vec<&Node> = match &node.kind {
+        Kind::Array(items) => items.iter().collect(),
+        Kind::Object { members, .. } => members.iter().map(|m| &m.value).collect(),
+        _ => Vec::new(),
+    };
+    children
+        .into_iter()
+        .filter(|c| matches!(c.kind, Kind::Array(_) | Kind::Object { .. }))
+        .find_map(|c| json_example_within(text, c, declared, depth + 1))
 }
 
 /// A call object: the object written per call, its name value and its arguments value.

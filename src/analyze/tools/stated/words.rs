@@ -89,6 +89,15 @@ pub fn is_marker(run: &str) -> bool {
     run.chars().count() >= 2 && symbol(first) && symbol(last)
 }
 
+/// Where `run` splits into markers written back to back (`</call><|end|>`): after a `>` or
+/// `]` that a `<` or `[` follows.
+fn marker_boundaries(run: &str) -> impl Iterator<Item = usize> + '_ {
+    run.char_indices()
+        .zip(run.chars().skip(1))
+        .filter(|((_, a), b)| matches!(a, '>' | ']') && matches!(b, '<' | '['))
+        .map(|((i, a), _)| i + a.len_utf8())
+}
+
 /// The marker written right before byte `at` of `text`: the run of non-whitespace glued to
 /// it, or (with one line break or a few spaces between) the run before that; returned with
 /// the whitespace between, and its start. Prose right before gives nothing.
@@ -102,6 +111,8 @@ pub fn marker_before(text: &str, at: usize) -> (usize, &str) {
     let start = trimmed.rfind(char::is_whitespace).map_or(0, |i| {
         i + trimmed[i..].chars().next().map_or(1, char::len_utf8)
     });
+    // Of markers written back to back, the last one.
+    let start = start + marker_boundaries(&trimmed[start..]).last().unwrap_or(0);
     let run = &trimmed[start..];
     // Leading quotes or backticks of prose (`\`<tool_call>`) are not part of the marker.
     let lead = run.len() - run.trim_start_matches(['`', '"', '\'']).len();
@@ -123,6 +134,8 @@ pub fn marker_after(text: &str, at: usize) -> (usize, &str) {
         return (at, "");
     }
     let len = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+    // Of markers written back to back, the first one.
+    let len = marker_boundaries(&trimmed[..len]).next().unwrap_or(len);
     let run = trimmed[..len].trim_end_matches(prose_punctuation);
     if is_marker(run) {
         let end = at + gap + run.len();
@@ -172,6 +185,9 @@ mod tests {
         assert_eq!(marker_before(t, t.find("<invoke").unwrap()).1, "<calls>\n");
         let t = "write it as: {}";
         assert_eq!(marker_before(t, t.find('{').unwrap()).1, "");
+        let t = "<|end|><call>{}</call><|end|>";
+        assert_eq!(marker_before(t, 13).1, "<call>");
+        assert_eq!(marker_after(t, 15).1, "</call>");
         let t = "{} and then";
         assert_eq!(marker_after(t, 2).1, "");
     }
