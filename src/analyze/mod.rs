@@ -23,6 +23,7 @@
 //! [`scenario`]. Results are cached by template hash in [`cache`].
 
 pub mod cache;
+mod channels;
 pub mod compare;
 pub mod content;
 mod frame;
@@ -117,6 +118,9 @@ pub struct Analysis {
     /// format the tools preamble states).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated: Option<StatedFormat>,
+    /// Rendered turns are channel messages of a documented layout (see `channels`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<crate::generate::ChannelFormat>,
     /// How many renders the analysis took (capability probes excluded).
     #[serde(skip)]
     pub renders: u32,
@@ -139,6 +143,7 @@ impl Analysis {
             preserved_tokens: Vec::new(),
             unsupported: Vec::new(),
             stated: None,
+            channels: None,
             renders: 0,
         }
     }
@@ -228,6 +233,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         read_stated_tools(&renderer, scenario, &mut analysis);
     }
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);
+    analysis.channels = channels::select(&analysis);
     analysis.renders = renderer.renders();
     analysis
 }

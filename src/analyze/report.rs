@@ -119,6 +119,18 @@ pub fn render(name: &str, analysis: &Analysis) -> String {
             let _ = writeln!(out, "Tools: none");
         }
     }
+    if let Some(c) = &analysis.channels {
+        let names = |n: &[String]| n.join(", ");
+        let _ = writeln!(
+            out,
+            "Turns: channel messages {}NAME{} (reasoning: {}; content: {}), re-opened with {}",
+            show(&c.header_start),
+            show(&c.header_end),
+            names(&c.reasoning_channels),
+            names(&c.content_channels),
+            show(&c.reopen)
+        );
+    }
     let tokens: Vec<String> = analysis.preserved_tokens.iter().map(|t| show(t)).collect();
     let _ = writeln!(out, "Preserved tokens: {}", tokens.join(" "));
     if !analysis.unsupported.is_empty() {

@@ -18,7 +18,8 @@
 //! `<|x_list_start|>` and `<|x_list_end|>` shares the vocabulary of calls between
 //! `<|x_call_start|>` and `<|x_call_end|>`); the analysis then checks the family by parsing its
 //! example with the generated parser (`analyze::tools::stated`). A channel family applies when
-//! rendered assistant turns show its message headers ([`refine`]).
+//! the rendered assistant turns are channel messages it agrees with in every marker they show,
+//! checked by parsing them back (`analyze::channels`).
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -26,7 +27,7 @@ use serde_json::{Map, Value};
 use crate::analyze::ToolAnalysis;
 use crate::diff::{segments, SegmentKind};
 
-use super::format::{ChannelFormat, TurnFormat};
+use super::format::ChannelFormat;
 
 /// One family description (see the module docs).
 #[derive(Debug, Clone, Deserialize)]
@@ -169,24 +170,6 @@ pub fn shown_by(shown: &[&str]) -> Vec<Family> {
                 .is_some_and(|t| tokens_shown(&needed_tokens(t), shown))
         })
         .collect()
-}
-
-/// Sets the channel layout of `format` from the first channel family whose message header
-/// the rendered assistant turns show (the reasoning or content markers the analysis read
-/// begin with it). Returns the family's name when one applied.
-pub fn refine(format: &mut TurnFormat) -> Option<String> {
-    let shown = |text: &str| {
-        [&format.reasoning.start, &format.content.start]
-            .iter()
-            .any(|m| m.starts_with(text))
-    };
-    let family = families().into_iter().find(|f| {
-        f.channels
-            .as_ref()
-            .is_some_and(|c| !c.header_start.is_empty() && shown(&c.header_start))
-    })?;
-    format.channels = family.channels;
-    Some(family.name)
 }
 
 #[cfg(test)]
