@@ -17,6 +17,11 @@
 //! 6. `validate`: every marker is checked on fresh renders with *other* probe values, and no
 //!    marker may contain a probe string. A part that fails is reported in
 //!    [`Analysis::unsupported`] and left empty, never returned with wrong markers.
+//! 7. `tools::stated` (phase S): when tool definitions render but calls do not, the format
+//!    the tools preamble states (an example call found by its shape), checked by parsing it
+//!    back with the generated parser ([`Analysis::stated`] says where it came from).
+//! 8. `channels`: rendered turns made of channel messages that a documented layout agrees
+//!    with ([`Analysis::channels`]).
 //!
 //! Comparisons go through [`compare::compare`] (renders are memoized, so comparisons share
 //! their base renders); probe conversations come from

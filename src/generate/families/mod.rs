@@ -3,7 +3,7 @@
 //! them.
 //!
 //! Each family is a JSON file in this directory: a `name`, a `description`, the template
-//! whose analysis it `documents`, and the parts of a [`TurnFormat`] it supplies (`tools`: a
+//! whose analysis it `documents`, and the parts of a [`TurnFormat`](super::TurnFormat) it supplies (`tools`: a
 //! [`ToolAnalysis`], with an `example` output; or `channels`).
 //!
 //! | family | documents | supplies |

@@ -3,16 +3,16 @@
 //!
 //! 1. The preamble is what the prompt rendered with the probe tools adds to the prompt
 //!    rendered without them.
-//! 2. Example calls are found there by their shape ([`examples`]): a JSON object naming a
+//! 2. Example calls are found there by their shape (`examples`): a JSON object naming a
 //!    tool and holding its arguments, a Python call list, or XML-ish call elements; names are
 //!    a declared tool's or a placeholder's (`$FUNCTION_NAME`, `<tool name>`, `func_name`); the
 //!    marker written right around the example opens and closes the calls.
 //! 3. An example built from the declared tools must be the same example, tool names aside, in
 //!    the prompt rendered with other tools (the name is the slot that follows the tool set).
-//! 4. The example's [`Syntax`](syntax::Syntax) writes probe calls the way the preamble
+//! 4. The example's `Syntax` writes probe calls the way the preamble
 //!    writes its example; the rendered-call analysis (T1–T5) reads the format from those
 //!    writes, as it would from rendered turns.
-//! 5. The format is checked ([`check`]): the generated parser must parse back the example
+//! 5. The format is checked (`check`): the generated parser must parse back the example
 //!    itself (when its values are literal) and calls written like it (one, two, every JSON
 //!    type). Several calls: the separator of an example with two calls, else the shape's
 //!    default (`, ` in lists, a line break between blocks), checked by the same round trip.
