@@ -17,12 +17,18 @@
 //! 6. `validate`: every marker is checked on fresh renders with *other* probe values, and no
 //!    marker may contain a probe string. A part that fails is reported in
 //!    [`Analysis::unsupported`] and left empty, never returned with wrong markers.
+//! 7. `tools::stated` (phase S): when tool definitions render but calls do not, the format
+//!    the tools preamble states (an example call found by its shape), checked by parsing it
+//!    back with the generated parser ([`Analysis::stated`] says where it came from).
+//! 8. `channels`: rendered turns made of channel messages that a documented layout agrees
+//!    with ([`Analysis::channels`]).
 //!
 //! Comparisons go through [`compare::compare`] (renders are memoized, so comparisons share
 //! their base renders); probe conversations come from
 //! [`scenario`]. Results are cached by template hash in [`cache`].
 
 pub mod cache;
+mod channels;
 pub mod compare;
 pub mod content;
 mod frame;
@@ -49,6 +55,7 @@ pub use content::{ContentAnalysis, ContentMode};
 pub use reasoning::{
     MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope, WithoutReasoning,
 };
+pub use tools::stated::StatedFormat;
 pub use tools::{
     ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, NonStringValues,
     ToolAnalysis, ToolFormat, TypedValueMarkers,
@@ -123,6 +130,13 @@ pub struct Analysis {
     pub content_with_tools: Option<ContentAnalysis>,
     /// Parts the analysis cannot express, with reasons.
     pub unsupported: Vec<Unsupported>,
+    /// When calls do not render: where [`tools`](Self::tools) was read from instead (the
+    /// format the tools preamble states).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated: Option<StatedFormat>,
+    /// Rendered turns are channel messages of a documented layout (see `channels`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<crate::generate::ChannelFormat>,
     /// How many renders the analysis took (capability probes excluded).
     #[serde(skip)]
     pub renders: u32,
@@ -145,6 +159,8 @@ impl Analysis {
             preserved_tokens: Vec::new(),
             content_with_tools: None,
             unsupported: Vec::new(),
+            stated: None,
+            channels: None,
             renders: 0,
         }
     }
@@ -243,7 +259,11 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         );
     }
     validate::validate(&renderer, &frame, tool_scenario.as_ref(), &mut analysis);
+    if let Some(scenario) = tool_scenario.as_ref() {
+        read_stated_tools(&renderer, scenario, &mut analysis);
+    }
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);
+    analysis.channels = channels::select(&analysis);
     analysis.renders = renderer.renders();
     analysis
 }
@@ -265,6 +285,26 @@ fn content_with_tools(
     let body = frame.content_body_with_tools(&render)?;
     let content = content::analyze(&body, reasoning).ok()?;
     (content != *plain).then_some(content)
+}
+
+/// Phase S: when tool definitions render but calls do not, the format the tools preamble
+/// states; the reason given says what the preamble shows when none checks.
+fn read_stated_tools(renderer: &Renderer<'_>, scenario: &Scenario, analysis: &mut Analysis) {
+    let Some(at) = analysis
+        .unsupported
+        .iter()
+        .position(|u| u.part == Part::Tools && u.reason == tools::NO_CALLS)
+    else {
+        return;
+    };
+    match tools::stated::analyze(renderer, scenario, analysis) {
+        Ok((tools, stated)) => {
+            analysis.unsupported.remove(at);
+            analysis.tools = Some(tools);
+            analysis.stated = Some(stated);
+        }
+        Err(why) => analysis.unsupported[at].reason = format!("{}; {why}", tools::NO_CALLS),
+    }
 }
 
 /// The union of all non-empty markers, trimmed, in discovery order.

@@ -103,10 +103,33 @@ pub fn render(name: &str, analysis: &Analysis) -> String {
     }
 
     match &analysis.tools {
-        Some(t) => tools(&mut out, t),
+        Some(t) => {
+            tools(&mut out, t);
+            if let Some(s) = &analysis.stated {
+                let calls = if s.calls == 1 { "call" } else { "calls" };
+                let source = match s.source.strip_prefix("family:") {
+                    Some(family) => format!("family {family}, its example ({} {calls})", s.calls),
+                    None => format!("the preamble's example ({}, {} {calls})", s.source, s.calls),
+                };
+                let _ = writeln!(out, "  calls do not render; read from {source}:");
+                let _ = writeln!(out, "    {}", show(&s.example));
+            }
+        }
         None => {
             let _ = writeln!(out, "Tools: none");
         }
+    }
+    if let Some(c) = &analysis.channels {
+        let names = |n: &[String]| n.join(", ");
+        let _ = writeln!(
+            out,
+            "Turns: channel messages {}NAME{} (reasoning: {}; content: {}), re-opened with {}",
+            show(&c.header_start),
+            show(&c.header_end),
+            names(&c.reasoning_channels),
+            names(&c.content_channels),
+            show(&c.reopen)
+        );
     }
     let tokens: Vec<String> = analysis.preserved_tokens.iter().map(|t| show(t)).collect();
     let _ = writeln!(out, "Preserved tokens: {}", tokens.join(" "));

@@ -143,7 +143,7 @@ impl TurnFormat {
         let mut tools = analysis.tools.clone();
         let literal_values = tools.as_mut().is_some_and(quoted_values_to_literals);
         TurnFormat {
-            channels: None,
+            channels: analysis.channels.clone(),
             literal_values,
             reasoning,
             content: ContentFormat {

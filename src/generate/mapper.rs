@@ -99,6 +99,47 @@ enum ValueMode {
     WholeString,
     /// A Python/JSON literal, normalised to JSON when complete.
     Literal,
+    /// A literal that is a quoted string: its decoded text streamed as it comes.
+    LiteralString(LiteralString),
+}
+
+/// The state of a streamed string literal (`'text'`, `"text"`): its quote, and whether a
+/// backslash waits for the escaped character or the closing quote was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LiteralString {
+    quote: char,
+    backslash: bool,
+    closed: bool,
+}
+
+impl LiteralString {
+    /// The text `piece` (the next part of the literal, its opening quote excluded) stands
+    /// for; a trailing backslash is held until the escaped character comes.
+    fn decode(&mut self, piece: &str) -> String {
+        let mut out = String::with_capacity(piece.len());
+        for c in piece.chars() {
+            if self.closed {
+                break;
+            }
+            if self.backslash {
+                self.backslash = false;
+                out.push(match c {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    '0' => '\0',
+                    other => other,
+                });
+            } else if c == '\\' {
+                self.backslash = true;
+            } else if c == self.quote {
+                self.closed = true;
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
 }
 
 /// The kind of each mapped tag of a grammar (looked up once per parser, not per parse).
@@ -513,6 +554,19 @@ impl<'t> Mapper<'t> {
                         self.builder.push_arguments(kept);
                         from + kept.len()
                     }
+                    ValueMode::LiteralString(mut state) => {
+                        // The opening quote was read when the value started.
+                        let piece = if from == open.start {
+                            let trimmed = piece.trim_start();
+                            trimmed.get(state.quote.len_utf8()..).unwrap_or_default()
+                        } else {
+                            piece
+                        };
+                        let decoded = state.decode(piece);
+                        self.value_mode = ValueMode::LiteralString(state);
+                        self.builder.push_json_string_content(&decoded);
+                        end
+                    }
                     ValueMode::Whole | ValueMode::WholeString | ValueMode::Literal => return,
                 }
             }
@@ -623,8 +677,24 @@ impl<'t> Mapper<'t> {
         let kind = schema.map_or(ArgumentKind::Json, ArgumentKind::of_schema);
         let nullable = types.iter().any(|t| t == "null");
         let stringy = types.iter().any(|t| t == "string");
-        if self.literal_quotes.is_some() {
-            self.value_mode = ValueMode::Literal;
+        if let Some((open, _)) = &self.literal_quotes {
+            // A Python/JSON string literal streams like a string value.
+            let quote = first
+                .trim_start()
+                .chars()
+                .next()
+                .filter(|c| matches!(c, '\'' | '"'));
+            self.value_mode = match quote {
+                Some(quote) if open == "'" || open == "\"" => {
+                    self.builder.open_string_value();
+                    ValueMode::LiteralString(LiteralString {
+                        quote,
+                        backslash: false,
+                        closed: false,
+                    })
+                }
+                _ => ValueMode::Literal,
+            };
             return;
         }
         self.value_mode = match kind {

@@ -7,8 +7,9 @@
 //!    from what the renders show: a reasoning opener held in the assistant header moves to the
 //!    reasoning; tagged values whose strings carry their own quotes become literals; a template
 //!    that renders no reasoning markers gets the conventional `<think>` block. [`families`]
-//!    fill in, as JSON data selected by what the rendered template shows, formats the analysis
-//!    misses (bracketed Python calls, harmony channels).
+//!    document formats as JSON data; the analysis selects one only by what the template
+//!    renders (tokens of the family's vocabulary in a tools preamble, channel headers in
+//!    rendered turns), checked by parsing back with the generated parser.
 //! 2. [`prompt`]: the prompt is rendered; what it already wrote of the turn (an opened
 //!    `<think>`) is the *prefill*, read by the parser before the output. A continued final
 //!    message starts the parser in the continued field instead.

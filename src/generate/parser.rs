@@ -10,7 +10,6 @@ use crate::peg::{Ast, BuildError, Grammar, ParseError, Status};
 use crate::template::ChatTemplate;
 
 use super::commit::{content_nodes, content_spans, CommitCursor};
-use super::families;
 use super::format::{ReasoningFormat, TurnFormat};
 use super::grammar::{build_grammar, GrammarOptions};
 use super::mapper::{Mapper, TagKinds};
@@ -135,7 +134,6 @@ impl ChatParser {
         } else {
             prompt::generation_prompt_of(template, request, &rendered)
         };
-        families::refine(&mut format, &rendered);
         let mut prefill_text = prompt::prefill_text(
             &generation_prompt,
             &analysis.generation_prompt.header,

@@ -11,6 +11,7 @@
 //! - **A1/A2/T5** (`arguments`): argument name/value markers and separator from the gaps
 //!   between the probe names and values (tagged arguments).
 //! - **T7** (`call_id`): where the call id sits and the markers around it.
+//! - **S** ([`stated`]): when calls do not render, the format the tools preamble states.
 
 mod arguments;
 mod call_id;
@@ -18,6 +19,7 @@ mod format;
 mod json_native;
 pub(crate) mod json_scan;
 mod layout;
+pub mod stated;
 mod tagged;
 
 use serde::{Deserialize, Serialize};
