@@ -11,6 +11,8 @@
 //! - **A1/A2/T5** (`arguments`): argument name/value markers and separator from the gaps
 //!   between the probe names and values (tagged arguments).
 //! - **T7** (`call_id`): where the call id sits and the markers around it.
+//! - **A4** ([`values`]): how tagged values are written beyond their markers (Python literals,
+//!   a wrapper, escaped characters).
 
 mod arguments;
 mod call_id;
@@ -19,6 +21,7 @@ mod json_native;
 pub(crate) mod json_scan;
 mod layout;
 mod tagged;
+pub mod values;
 
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +99,56 @@ pub struct ArgumentMarkers {
     /// ([`NonStringValues::Typed`]): e.g. a type attribute in the name suffix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub non_string: Option<TypedValueMarkers>,
+    /// The kinds of non-string value the template writes as Python literals (`True`, `None`,
+    /// `{'k': 'v'}`, `['a']`) instead of JSON (see [`values`](self::values)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub python_values: Vec<JsonKind>,
+    /// A wrapper the template writes around some values (`<![CDATA[`…`]]>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_wrapper: Option<ValueWrapper>,
+    /// Characters a bare value holds written as other text (`<` as `&lt;`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escapes: Vec<Escape>,
+}
+
+/// A kind of non-string JSON value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JsonKind {
+    /// `true`/`false`.
+    Boolean,
+    /// `null`.
+    Null,
+    /// `{...}`.
+    Object,
+    /// `[...]`.
+    Array,
+}
+
+/// Text the template writes around a value (the value itself is written verbatim inside).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueWrapper {
+    /// The opening text (`<![CDATA[`).
+    pub open: String,
+    /// The closing text (`]]>`).
+    pub close: String,
+    /// Only some values are wrapped (a plain string renders bare; others, e.g. holding `<`,
+    /// are wrapped).
+    pub conditional: bool,
+    /// Only string values are wrapped: a wrapped value is a string, whatever the schema says.
+    pub strings_only: bool,
+    /// A value holding the closing text is written as several wrapped sections in a row
+    /// (`]]]]><![CDATA[>`), whose texts join.
+    pub sections: bool,
+}
+
+/// A character a bare value writes as other text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escape {
+    /// The character.
+    pub character: String,
+    /// The text written for it (`&lt;`).
+    pub written: String,
 }
 
 /// The markers of a tagged argument whose value is not a string, when they differ from the
@@ -111,6 +164,21 @@ pub struct TypedValueMarkers {
 }
 
 impl ArgumentMarkers {
+    /// What a value decoder undoes: the wrapper and the escapes.
+    pub fn value_text(&self) -> crate::message::ValueText {
+        let escapes: Vec<(String, String)> = self
+            .escapes
+            .iter()
+            .map(|e| (e.written.clone(), e.character.clone()))
+            .collect();
+        let wrapper = self.value_wrapper.as_ref();
+        crate::message::ValueText::new(
+            wrapper.map(|w| (w.open.as_str(), w.close.as_str())),
+            wrapper.is_some_and(|w| w.sections),
+            &escapes,
+        )
+    }
+
     /// The structural markers (container, name, value, separator, and the non-string
     /// variants when present), possibly empty.
     pub fn markers(&self) -> Vec<&str> {
@@ -361,6 +429,16 @@ pub fn analyze(
             let text = slotting.apply(call_text(&body, reasoning, content), p);
             arguments::check_non_string(&text, &mut analysis.arguments);
         }
+        let render_first = |value: serde_json::Value| {
+            let mut call = Call::first(p, 2);
+            call.args[0].1 = value;
+            let render = renderer
+                .render(&scenario.with_calls(vec![call], None))
+                .ok()?;
+            let body = frame.body(&render, true);
+            Some(slotting.apply(call_text(&body, reasoning, content), p))
+        };
+        values::analyze(&render_first, &one, &mut analysis.arguments);
     }
     Ok(analysis)
 }
