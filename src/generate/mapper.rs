@@ -127,6 +127,11 @@ pub(crate) struct ValueFormat {
 }
 
 impl ValueFormat {
+    /// The wrapper and escapes of value text.
+    pub(crate) fn text(&self) -> &ValueText {
+        &self.text
+    }
+
     /// The value format of tagged arguments (plain for other formats).
     pub(crate) fn of(tools: Option<&ToolAnalysis>) -> ValueFormat {
         let Some(a) = tools.map(|t| &t.arguments) else {

@@ -222,6 +222,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             parser.grammar(),
             tools,
             parser.literal_quotes.clone(),
+            parser.values.text().clone(),
             &mut rules,
         );
         let mut blocks = t.trigger_rules()?;

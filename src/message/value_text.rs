@@ -60,6 +60,26 @@ impl ValueText {
         self.wrapper.is_none() && self.escapes.is_empty()
     }
 
+    /// The texts that decode to `value`: written bare (its characters escaped), and wrapped
+    /// when values may be (and `value` does not hold the closing text).
+    pub fn forms(&self, value: &str) -> Vec<String> {
+        let mut bare = String::with_capacity(value.len());
+        for c in value.chars() {
+            let raw = c.encode_utf8(&mut [0; 4]).to_owned();
+            match self.escapes.iter().find(|(_, r)| *r == raw) {
+                Some((written, _)) => bare.push_str(written),
+                None => bare.push(c),
+            }
+        }
+        let mut forms = vec![bare];
+        if let Some((open, close)) = &self.wrapper {
+            if !value.contains(close.as_str()) {
+                forms.push(format!("{open}{value}{close}"));
+            }
+        }
+        forms
+    }
+
     /// Decodes a whole value: its text, and whether it was wrapped.
     pub fn decode(&self, raw: &str) -> (String, bool) {
         let mut decoder = ValueDecoder::default();
