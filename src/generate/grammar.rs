@@ -873,7 +873,9 @@ impl Gen<'_> {
                 &a.value_suffix,
             );
             // Escaped or wrapped JSON is read as text and decoded by the mapper.
-            let json_value = if a.value_text().is_plain() || n.value_suffix.trim().is_empty() {
+            let json_value = if (a.non_string_text().is_plain() && a.python_values.is_empty())
+                || n.value_suffix.trim().is_empty()
+            {
                 b.seq([b.space(), b.json()])
             } else {
                 self.raw_value(a, &n.value_suffix, &n.value_suffix)
@@ -902,7 +904,15 @@ impl Gen<'_> {
                 tags::TOOL_ARG,
                 b.seq([
                     self.lit(&a.name_prefix),
-                    b.tag(tags::TOOL_ARG_NAME, name_until(&a.name_suffix)),
+                    // A blank name suffix: the name ends at the value prefix.
+                    b.tag(
+                        tags::TOOL_ARG_NAME,
+                        name_until(if a.name_suffix.trim().is_empty() {
+                            &a.value_prefix
+                        } else {
+                            &a.name_suffix
+                        }),
+                    ),
                     name_suffix,
                     self.lit_exact_after(&a.value_prefix),
                     if self.literal_values {

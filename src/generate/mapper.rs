@@ -118,18 +118,26 @@ enum ValueMode {
 /// becomes JSON (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ValueFormat {
-    /// The wrapper and escapes.
+    /// The wrapper and escapes of strings.
     text: ValueText,
-    /// A wrapped value is a string (the template wraps strings only).
+    /// The wrapper and escapes of other values.
+    json_text: ValueText,
+    /// A wrapped value is a string where the schema allows one (the template wraps strings
+    /// only).
     wrapped_strings: bool,
     /// Non-string values may be Python literals.
     python: bool,
 }
 
 impl ValueFormat {
-    /// The wrapper and escapes of value text.
+    /// The wrapper and escapes of string values.
     pub(crate) fn text(&self) -> &ValueText {
         &self.text
+    }
+
+    /// Non-string values may be Python literals.
+    pub(crate) fn python(&self) -> bool {
+        self.python
     }
 
     /// The value format of tagged arguments (plain for other formats).
@@ -139,13 +147,14 @@ impl ValueFormat {
         };
         ValueFormat {
             text: a.value_text(),
+            json_text: a.non_string_text(),
             wrapped_strings: a.value_wrapper.as_ref().is_some_and(|w| w.strings_only),
             python: !a.python_values.is_empty(),
         }
     }
 
-    /// The JSON text of a complete value that is not a string type's: JSON as it is, a
-    /// Python literal (where the template writes them) of another type than string as JSON,
+    /// The JSON text of a complete value of a parameter that may be another type than
+    /// string: JSON as it is, a Python literal (where the template writes them) as JSON,
     /// otherwise `None`.
     fn json_of(&self, value: &str) -> Option<String> {
         if serde_json::from_str::<serde_json::Value>(value).is_ok() {
@@ -154,9 +163,24 @@ impl ValueFormat {
         if !self.python {
             return None;
         }
-        crate::json::python_to_json(value)
-            .ok()
-            .filter(|json| !json.trim_start().starts_with('"'))
+        crate::json::python_to_json(value).ok()
+    }
+
+    /// The JSON of a complete value whose parameter may be another type than string (`raw`:
+    /// its text as written; `may_be_string`: the schema allows a string): a wrapped string
+    /// when the template wraps strings only, else JSON or a Python literal read from the
+    /// text as other values are written, else the string (trimmed).
+    fn whole(&self, raw: &str, may_be_string: bool) -> String {
+        let (json_text, wrapped) = self.json_text.decode(raw);
+        if wrapped && self.wrapped_strings && may_be_string {
+            // A wrapped string is the wrapper's text exactly.
+            return serde_json::Value::String(self.text.decode(raw).0).to_string();
+        }
+        if let Some(json) = self.json_of(json_text.trim()) {
+            return json;
+        }
+        let text = self.text.decode(raw).0;
+        serde_json::Value::String(text.trim().to_owned()).to_string()
     }
 }
 
@@ -216,6 +240,8 @@ pub struct Mapper<'t> {
     /// The message as it was before the last restart, until taken.
     before_restart: Option<PartialMessage>,
     value_mode: ValueMode,
+    /// The open value's parameter may be a string (its schema allows one, or is unknown).
+    value_may_be_string: bool,
     call_has_args: bool,
     args_is_string: bool,
     restarts: usize,
@@ -258,6 +284,7 @@ impl<'t> Mapper<'t> {
             pending_ws: Default::default(),
             before_restart: None,
             value_mode: ValueMode::Whole,
+            value_may_be_string: true,
             call_has_args: false,
             args_is_string: false,
             restarts: 0,
@@ -625,12 +652,22 @@ impl<'t> Mapper<'t> {
 
     /// The decoded text of the open value's next raw `piece` (what the decoder settles).
     fn decode<'p>(&mut self, piece: &'p str) -> Cow<'p, str> {
-        if self.values.text.is_plain() {
+        let syntax = self.value_syntax();
+        if syntax.is_plain() {
             return Cow::Borrowed(piece);
         }
         let mut out = String::with_capacity(piece.len());
-        self.decoder.push(&self.values.text, piece, &mut out);
+        self.decoder.push(syntax, piece, &mut out);
         Cow::Owned(out)
+    }
+
+    /// How the open streamed value is written: as a string, or as another value.
+    fn value_syntax(&self) -> &'t ValueText {
+        if self.value_mode == ValueMode::String {
+            &self.values.text
+        } else {
+            &self.values.json_text
+        }
     }
 
     /// Pushes decoded JSON text of a streamed value (converted when Python literals are
@@ -651,7 +688,7 @@ impl<'t> Mapper<'t> {
     /// held back.
     fn finish_streamed_value(&mut self) {
         let mut out = String::new();
-        self.decoder.finish(&self.values.text, &mut out);
+        self.decoder.finish(self.value_syntax(), &mut out);
         match self.value_mode {
             ValueMode::String => self.builder.push_json_string_content(&out),
             ValueMode::Stream => {
@@ -671,6 +708,7 @@ impl<'t> Mapper<'t> {
     fn start_value(&mut self, first: &str, typed: Typed) {
         self.decoder = ValueDecoder::new();
         self.python_value = None;
+        self.value_may_be_string = typed != Typed::Json;
         match typed {
             Typed::Schema => {}
             Typed::String => {
@@ -696,6 +734,7 @@ impl<'t> Mapper<'t> {
         let kind = schema.map_or(ArgumentKind::Json, ArgumentKind::of_schema);
         let nullable = types.iter().any(|t| t == "null");
         let stringy = types.iter().any(|t| t == "string");
+        self.value_may_be_string = stringy || types.is_empty();
         if self.literal_quotes.is_some() {
             self.value_mode = ValueMode::Literal;
             return;
@@ -757,24 +796,16 @@ impl<'t> Mapper<'t> {
                         self.builder.push_arguments(&json);
                     }
                     ValueMode::WholeString => {
-                        let (text, _) = self.values.text.decode(raw);
-                        let value = match self.values.json_of(text.trim()) {
-                            Some(null) if null == "null" => null,
-                            _ => serde_json::Value::String(text).to_string(),
+                        // `null`, or the string.
+                        let value = match self.values.whole(raw, true) {
+                            null if null == "null" => null,
+                            _ => serde_json::Value::String(self.values.text.decode(raw).0)
+                                .to_string(),
                         };
                         self.builder.push_argument_value(&value);
                     }
                     ValueMode::Whole => {
-                        let (text, wrapped) = self.values.text.decode(raw);
-                        // A wrapped string is the wrapper's text exactly.
-                        let json = if wrapped && self.values.wrapped_strings {
-                            serde_json::Value::String(text).to_string()
-                        } else {
-                            let value = text.trim();
-                            self.values.json_of(value).unwrap_or_else(|| {
-                                serde_json::Value::String(value.to_owned()).to_string()
-                            })
-                        };
+                        let json = self.values.whole(raw, self.value_may_be_string);
                         self.builder.push_argument_value(&json);
                     }
                     ValueMode::String | ValueMode::Stream => self.finish_streamed_value(),

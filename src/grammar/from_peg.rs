@@ -74,16 +74,20 @@ pub(crate) struct FromPeg<'a> {
     literal: Option<(String, String)>,
     /// How tagged value text is written (wrapper, escapes).
     values: ValueText,
+    /// Tagged values read as text may be Python literals (the template writes them).
+    python_values: bool,
 }
 
 impl<'a> FromPeg<'a> {
     /// `literal`: the string quotes of a format whose argument values are literals; `values`:
-    /// how tagged value text is written.
+    /// how tagged value text is written; `python_values`: the template writes non-string
+    /// values as Python literals.
     pub(crate) fn new(
         g: &'a Grammar,
         tools: &'a [Tool],
         literal: Option<(String, String)>,
         values: ValueText,
+        python_values: bool,
         rules: &'a mut Rules,
     ) -> FromPeg<'a> {
         let python = g.flavour() == crate::json::Flavour::Python;
@@ -99,6 +103,7 @@ impl<'a> FromPeg<'a> {
             names_in_peg: std::cell::Cell::new(false),
             literal,
             values,
+            python_values,
         }
     }
 
@@ -568,7 +573,13 @@ impl<'a> FromPeg<'a> {
             };
             (self.json.rules.define(&rule_name, body)?, kind)
         } else if until || reads_json {
-            (self.json.schema(&rule_name, schema)?, ValueKind::Json)
+            // Values read as text are Python literals where the template writes them so (the
+            // Python flavour also reads JSON).
+            let flavour = self.json.python;
+            self.json.python |= until && self.python_values;
+            let id = self.json.schema(&rule_name, schema);
+            self.json.python = flavour;
+            (id?, ValueKind::Json)
         } else {
             // Another value syntax (literal values with custom quotes): the node's own rules.
             let body = self.raw_text(inner, ctx, d)?;

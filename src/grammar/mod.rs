@@ -223,6 +223,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             tools,
             parser.literal_quotes.clone(),
             parser.values.text().clone(),
+            parser.values.python(),
             &mut rules,
         );
         let mut blocks = t.trigger_rules()?;

@@ -155,6 +155,7 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
             python_values: Vec::new(),
             value_wrapper: None,
             escapes: Vec::new(),
+            escaped_strings_only: false,
         },
         call_id: CallIdMarkers {
             position: if b.byte() % 3 == 0 {

@@ -109,6 +109,9 @@ pub struct ArgumentMarkers {
     /// Characters a bare value holds written as other text (`<` as `&lt;`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub escapes: Vec<Escape>,
+    /// The escapes apply to string values only: other values are written unescaped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub escaped_strings_only: bool,
 }
 
 /// A kind of non-string JSON value.
@@ -164,11 +167,22 @@ pub struct TypedValueMarkers {
 }
 
 impl ArgumentMarkers {
-    /// What a value decoder undoes: the wrapper and the escapes.
+    /// What a value decoder undoes in a string value: the wrapper and the escapes.
     pub fn value_text(&self) -> crate::message::ValueText {
+        self.text_with_escapes(true)
+    }
+
+    /// What a value decoder undoes in another value: the wrapper, and the escapes unless
+    /// they apply to strings only.
+    pub fn non_string_text(&self) -> crate::message::ValueText {
+        self.text_with_escapes(!self.escaped_strings_only)
+    }
+
+    fn text_with_escapes(&self, escaped: bool) -> crate::message::ValueText {
         let escapes: Vec<(String, String)> = self
             .escapes
             .iter()
+            .filter(|_| escaped)
             .map(|e| (e.written.clone(), e.character.clone()))
             .collect();
         let wrapper = self.value_wrapper.as_ref();

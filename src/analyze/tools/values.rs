@@ -11,7 +11,8 @@
 //!   character between them is written ([`ArgumentMarkers::escapes`]). A wrapper a plain
 //!   string renders without is conditional; one an object holding `<` and `&` renders without
 //!   wraps strings only; a string holding the wrapper's closing text tells whether the
-//!   template splits it into sections that join (`]]]]><![CDATA[>`).
+//!   template splits it into sections that join (`]]]]><![CDATA[>`). Escapes apply to strings
+//!   only when the object probe reads as it is, without undoing them.
 //! - **Quotes that are a wrapper**: strings in extra quotes
 //!   ([`NonStringValues::StringsQuoted`]) whose objects hold plain JSON or Python strings (not
 //!   strings in those quotes) are wrapped strings, not literals with custom quotes: the quotes
@@ -114,6 +115,10 @@ fn wrapper_and_escapes(
         return false;
     };
     markers.escapes = escapes;
+    markers.escaped_strings_only = !markers.escapes.is_empty()
+        && object_text
+            .and_then(|t| value_region(t, markers, false))
+            .is_some_and(|v| reads_as(v.trim(), &object_probe()).is_some());
     if open.is_empty() {
         // A wrapper taken from quotes must show around the special string too.
         return markers.value_wrapper.is_none() && decodes_to(markers, region, &special);
@@ -202,7 +207,7 @@ fn python_kinds(
     ) {
         return Vec::new();
     }
-    let syntax = markers.value_text();
+    let syntax = markers.non_string_text();
     let probes = [
         (JsonKind::Boolean, Value::Bool(true), None),
         (JsonKind::Null, Value::Null, None),
