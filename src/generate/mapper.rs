@@ -577,7 +577,7 @@ impl<'t> Mapper<'t> {
                         if kept.is_empty() {
                             return;
                         }
-                        let text = self.decode(kept).into_owned();
+                        let text = self.decode(kept);
                         self.push_streamed_json(&text);
                         from + kept.len()
                     }

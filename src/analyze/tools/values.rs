@@ -7,7 +7,8 @@
 //!   recorded ([`ArgumentMarkers::python_values`]).
 //! - **Wrapper and escapes**: a string holding `<`, `>`, `&`, `"`, `'`, a newline, a backslash
 //!   and a tab between distinct tokens. The text before the first token and after the last is
-//!   a wrapper ([`ArgumentMarkers::value_wrapper`]); the text between two tokens is how the
+//!   a wrapper ([`ArgumentMarkers::value_wrapper`]; whitespace alone is layout, not a
+//!   wrapper); the text between two tokens is how the
 //!   character between them is written ([`ArgumentMarkers::escapes`]). A wrapper a plain
 //!   string renders without is conditional; one an object holding `<` and `&` renders without
 //!   wraps strings only; a string holding the wrapper's closing text tells whether the
@@ -122,6 +123,10 @@ fn wrapper_and_escapes(
     if open.is_empty() {
         // A wrapper taken from quotes must show around the special string too.
         return markers.value_wrapper.is_none() && decodes_to(markers, region, &special);
+    }
+    if open.trim().is_empty() || close.trim().is_empty() {
+        // Whitespace around some values is layout, not a wrapper the value can be told by.
+        return false;
     }
     let conditional = match value_region(plain, markers, true) {
         Some(v) if v == ProbeSet::PRIMARY.value_first => true,
