@@ -274,7 +274,7 @@ fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
                     if j > 0 {
                         args.push_str(&a.separator);
                     }
-                    let (value, (name_suffix, value_prefix, value_suffix)) = match v {
+                    let (mut value, (name_suffix, value_prefix, value_suffix)) = match v {
                         Value::String(v) => (
                             format!("{}{v}{}", a.string_open, a.string_close),
                             (&a.name_suffix, &a.value_prefix, &a.value_suffix),
@@ -288,6 +288,13 @@ fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
                                 }),
                         ),
                     };
+                    // An unconditional wrapper (the probe values hold nothing that
+                    // triggers a conditional one).
+                    if let Some(w) = a.value_wrapper.as_ref().filter(|w| !w.conditional) {
+                        if v.is_string() || !w.strings_only {
+                            value = format!("{}{value}{}", w.open, w.close);
+                        }
+                    }
                     args.push_str(&format!(
                         "{}{k}{name_suffix}{value_prefix}{value}{value_suffix}",
                         a.name_prefix

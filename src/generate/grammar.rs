@@ -32,7 +32,7 @@
 
 use crate::analyze::markers::units;
 use crate::analyze::slots::{self, Piece, Slot};
-use crate::analyze::{CallIdPosition, ToolAnalysis, ToolFormat};
+use crate::analyze::{ArgumentMarkers, CallIdPosition, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
 use super::format::{ChannelFormat, TurnFormat};
@@ -867,13 +867,24 @@ impl Gen<'_> {
             let string = value_markers(
                 &a.name_suffix,
                 &a.value_prefix,
-                b.tag(tags::TOOL_ARG_STRING, self.until_marker(&value_end)),
+                b.tag(
+                    tags::TOOL_ARG_STRING,
+                    self.raw_value(a, &value_end, &a.value_suffix),
+                ),
                 &a.value_suffix,
             );
+            // Escaped or wrapped JSON is read as text and decoded by the mapper.
+            let json_value = if (a.non_string_text().is_plain() && a.python_values.is_empty())
+                || n.value_suffix.trim().is_empty()
+            {
+                b.seq([b.space(), b.json()])
+            } else {
+                self.raw_value(a, &n.value_suffix, &n.value_suffix)
+            };
             let json = value_markers(
                 &n.name_suffix,
                 &n.value_prefix,
-                b.tag(tags::TOOL_ARG_JSON, b.seq([b.space(), b.json()])),
+                b.tag(tags::TOOL_ARG_JSON, json_value),
                 &n.value_suffix,
             );
             b.tag(
@@ -894,7 +905,15 @@ impl Gen<'_> {
                 tags::TOOL_ARG,
                 b.seq([
                     self.lit(&a.name_prefix),
-                    b.tag(tags::TOOL_ARG_NAME, name_until(&a.name_suffix)),
+                    // A blank name suffix: the name ends at the value prefix.
+                    b.tag(
+                        tags::TOOL_ARG_NAME,
+                        name_until(if a.name_suffix.trim().is_empty() {
+                            &a.value_prefix
+                        } else {
+                            &a.name_suffix
+                        }),
+                    ),
                     name_suffix,
                     self.lit_exact_after(&a.value_prefix),
                     if self.literal_values {
@@ -903,7 +922,10 @@ impl Gen<'_> {
                             self.literal_value(&a.string_open, &a.string_close),
                         )
                     } else {
-                        b.tag(tags::TOOL_ARG_VALUE, self.until_marker(&value_end))
+                        b.tag(
+                            tags::TOOL_ARG_VALUE,
+                            self.raw_value(a, &value_end, &a.value_suffix),
+                        )
                     },
                     self.lit_before(&a.value_suffix),
                 ]),
@@ -941,6 +963,30 @@ impl Gen<'_> {
             b.optional(b.seq([arg, b.zero_or_more(b.seq([sep, arg]))])),
             self.lit_before(&a.end),
         ])
+    }
+
+    /// A tagged value's raw text, up to `end`. With a value wrapper, a wrapped value (one
+    /// section, or several in a row when they join) comes first when the value `suffix`
+    /// follows it: it may hold `end` (`<![CDATA[…</param>…]]></param>`); otherwise the text is
+    /// bare. The mapper decodes both (see [`value_text`](crate::message::value_text)).
+    fn raw_value(&self, a: &ArgumentMarkers, end: &str, suffix: &str) -> Parser {
+        let b = self.b;
+        let bare = self.until_marker(end);
+        let Some(w) = &a.value_wrapper else {
+            return bare;
+        };
+        let section = b.seq([b.literal(&w.open), b.until(&w.close), b.literal(&w.close)]);
+        let wrapped = if w.sections {
+            b.one_or_more(section)
+        } else {
+            section
+        };
+        let follows = if suffix.trim().is_empty() {
+            b.eps()
+        } else {
+            b.peek(self.lit_before(suffix))
+        };
+        b.choice([b.seq([wrapped, follows]), bare])
     }
 
     /// A literal value (see [`literal`](super::literal)): Python/JSON literals when the quotes

@@ -18,15 +18,28 @@
 //! - Tagged argument values: string-typed parameters (per the tool's JSON schema) are quoted;
 //!   JSON values that start a container stream as they come, scalars are pushed whole (and
 //!   quoted when they are not valid JSON).
+//! - Tagged values are first decoded as the analysis says the template writes them
+//!   ([`ValueFormat`]): a wrapper is taken off and escapes are undone, streaming (a decoder
+//!   holds back what may be the start of a marker or an escape, see
+//!   [`value_text`](crate::message::value_text)). A wrapped value is a string when the
+//!   template wraps strings only. Where the template writes non-strings as Python literals, a
+//!   value that is not JSON but a Python literal of another type than string becomes that
+//!   JSON value (streamed containers go through the incremental converter); string-typed
+//!   parameters keep the text.
 //! - Python-dict arguments are normalised to JSON by the builder.
 //! - Reasoning and content lose their outer whitespace: leading whitespace is dropped, and
 //!   trailing whitespace is held back until more text follows (trimming both ways is
 //!   monotone, so streams never emit what the final message trims).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::analyze::ToolAnalysis;
+use crate::message::python::PythonToJson;
 use crate::message::request::declared_types;
-use crate::message::{Appended, ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool};
+use crate::message::{
+    Appended, ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool, ValueDecoder, ValueText,
+};
 use crate::peg::{Ast, Grammar, Session, TagId};
 
 use super::grammar::tags;
@@ -142,6 +155,76 @@ impl LiteralString {
     }
 }
 
+/// How tagged values are written, from the analysis: what the mapper undoes before a value
+/// becomes JSON (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ValueFormat {
+    /// The wrapper and escapes of strings.
+    text: ValueText,
+    /// The wrapper and escapes of other values.
+    json_text: ValueText,
+    /// A wrapped value is a string where the schema allows one (the template wraps strings
+    /// only).
+    wrapped_strings: bool,
+    /// Non-string values may be Python literals.
+    python: bool,
+}
+
+impl ValueFormat {
+    /// The wrapper and escapes of string values.
+    pub(crate) fn text(&self) -> &ValueText {
+        &self.text
+    }
+
+    /// Non-string values may be Python literals.
+    pub(crate) fn python(&self) -> bool {
+        self.python
+    }
+
+    /// The value format of tagged arguments (plain for other formats).
+    pub(crate) fn of(tools: Option<&ToolAnalysis>) -> ValueFormat {
+        let Some(a) = tools.map(|t| &t.arguments) else {
+            return ValueFormat::default();
+        };
+        ValueFormat {
+            text: a.value_text(),
+            json_text: a.non_string_text(),
+            wrapped_strings: a.value_wrapper.as_ref().is_some_and(|w| w.strings_only),
+            python: !a.python_values.is_empty(),
+        }
+    }
+
+    /// The JSON text of a complete value of a parameter that may be another type than
+    /// string: JSON as it is, a Python literal (where the template writes them) as JSON,
+    /// otherwise `None`.
+    fn json_of(&self, value: &str) -> Option<String> {
+        if serde_json::from_str::<serde_json::Value>(value).is_ok() {
+            return Some(value.to_owned());
+        }
+        if !self.python {
+            return None;
+        }
+        crate::json::python_to_json(value).ok()
+    }
+
+    /// The JSON of a complete value whose parameter may be another type than string (`raw`:
+    /// its text as written; `may_be_string`: the schema allows a string): a wrapped string
+    /// when the template wraps strings only, else JSON or a Python literal read from the
+    /// text as other values are written, else the string (trimmed).
+    fn whole(&self, raw: &str, may_be_string: bool) -> String {
+        let (json_text, wrapped) = self.json_text.decode(raw);
+        if wrapped && self.wrapped_strings && may_be_string {
+            // A wrapped string is the wrapper's text exactly.
+            return serde_json::Value::String(self.text.decode(raw).0).to_string();
+        }
+        if let Some(json) = self.json_of(json_text.trim()) {
+            return json;
+        }
+        let text = self.text.decode(raw).0;
+        serde_json::Value::String(text.trim().to_owned()).to_string()
+    }
+}
+
 /// The kind of each mapped tag of a grammar (looked up once per parser, not per parse).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TagKinds(Vec<(TagId, Kind)>);
@@ -174,6 +257,11 @@ impl TagKinds {
 #[derive(Debug)]
 pub struct Mapper<'t> {
     tools: &'t [Tool],
+    values: &'t ValueFormat,
+    /// Decodes the open tagged value.
+    decoder: ValueDecoder,
+    /// Converts the open streamed value when it is a Python literal.
+    python_value: Option<PythonToJson>,
     kinds: &'t [(TagId, Kind)],
     /// Calls carry ids: a call is held back from streams until its id is known.
     expects_id: bool,
@@ -201,6 +289,8 @@ pub struct Mapper<'t> {
     /// The message as it was before the last restart, until taken.
     before_restart: Option<PartialMessage>,
     value_mode: ValueMode,
+    /// The open value's parameter may be a string (its schema allows one, or is unknown).
+    value_may_be_string: bool,
     call_has_args: bool,
     args_is_string: bool,
     restarts: usize,
@@ -211,11 +301,14 @@ pub struct Mapper<'t> {
 }
 
 impl<'t> Mapper<'t> {
-    /// A mapper for the grammar whose tags are `kinds`, for calls to `tools`; `python`:
-    /// arguments are Python dicts; `prefill`: what a continued message already holds.
+    /// A mapper for the grammar whose tags are `kinds`, for calls to `tools`; `values`: how
+    /// tagged values are written; `python`: arguments are Python dicts; `prefill`: what a
+    /// continued message already holds.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         kinds: &'t TagKinds,
         tools: &'t [Tool],
+        values: &'t ValueFormat,
         python: bool,
         literal_quotes: Option<(String, String)>,
         expects_id: bool,
@@ -227,6 +320,9 @@ impl<'t> Mapper<'t> {
             last_block: None,
             block_start: [false; 2],
             tools,
+            values,
+            decoder: ValueDecoder::new(),
+            python_value: None,
             kinds: &kinds.0,
             expects_id,
             literal_quotes,
@@ -241,6 +337,7 @@ impl<'t> Mapper<'t> {
             pending_ws: Default::default(),
             before_restart: None,
             value_mode: ValueMode::Whole,
+            value_may_be_string: true,
             call_has_args: false,
             args_is_string: false,
             restarts: 0,
@@ -542,7 +639,8 @@ impl<'t> Mapper<'t> {
                 }
                 match self.value_mode {
                     ValueMode::String => {
-                        self.builder.push_json_string_content(piece);
+                        let text = self.decode(piece);
+                        self.builder.push_json_string_content(&text);
                         end
                     }
                     ValueMode::Stream => {
@@ -551,7 +649,8 @@ impl<'t> Mapper<'t> {
                         if kept.is_empty() {
                             return;
                         }
-                        self.builder.push_arguments(kept);
+                        let text = self.decode(kept);
+                        self.push_streamed_json(&text);
                         from + kept.len()
                     }
                     ValueMode::LiteralString(mut state) => {
@@ -651,7 +750,65 @@ impl<'t> Mapper<'t> {
         }
     }
 
+    /// The decoded text of the open value's next raw `piece` (what the decoder settles).
+    fn decode<'p>(&mut self, piece: &'p str) -> Cow<'p, str> {
+        let syntax = self.value_syntax();
+        if syntax.is_plain() {
+            return Cow::Borrowed(piece);
+        }
+        let mut out = String::with_capacity(piece.len());
+        self.decoder.push(syntax, piece, &mut out);
+        Cow::Owned(out)
+    }
+
+    /// How the open streamed value is written: as a string, or as another value.
+    fn value_syntax(&self) -> &'t ValueText {
+        if self.value_mode == ValueMode::String {
+            &self.values.text
+        } else {
+            &self.values.json_text
+        }
+    }
+
+    /// Pushes decoded JSON text of a streamed value (converted when Python literals are
+    /// possible: JSON passes the converter unchanged).
+    fn push_streamed_json(&mut self, text: &str) {
+        if !self.values.python {
+            self.builder.push_arguments(text);
+            return;
+        }
+        let mut out = String::with_capacity(text.len() + 4);
+        self.python_value
+            .get_or_insert_with(PythonToJson::new)
+            .push(text, &mut out);
+        self.builder.push_arguments(&out);
+    }
+
+    /// Ends the open streamed value (string or JSON): what the decoder and the converter
+    /// held back.
+    fn finish_streamed_value(&mut self) {
+        let mut out = String::new();
+        self.decoder.finish(self.value_syntax(), &mut out);
+        match self.value_mode {
+            ValueMode::String => self.builder.push_json_string_content(&out),
+            ValueMode::Stream => {
+                if !out.is_empty() {
+                    self.push_streamed_json(&out);
+                }
+                if let Some(mut python) = self.python_value.take() {
+                    let mut rest = String::new();
+                    python.finish(&mut rest);
+                    self.builder.push_arguments(&rest);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn start_value(&mut self, first: &str, typed: Typed) {
+        self.decoder = ValueDecoder::new();
+        self.python_value = None;
+        self.value_may_be_string = typed != Typed::Json;
         match typed {
             Typed::Schema => {}
             Typed::String => {
@@ -677,6 +834,7 @@ impl<'t> Mapper<'t> {
         let kind = schema.map_or(ArgumentKind::Json, ArgumentKind::of_schema);
         let nullable = types.iter().any(|t| t == "null");
         let stringy = types.iter().any(|t| t == "string");
+        self.value_may_be_string = stringy || types.is_empty();
         if let Some((open, _)) = &self.literal_quotes {
             // A Python/JSON string literal streams like a string value.
             let quote = first
@@ -747,26 +905,28 @@ impl<'t> Mapper<'t> {
                 if open.pushed == open.start && raw.is_empty() {
                     self.start_value(raw, typed);
                 }
-                if self.value_mode == ValueMode::Literal {
-                    let (open, close) = self.literal_quotes.clone().unwrap_or_default();
-                    let json = super::literal::literal_to_json(raw, &open, &close);
-                    self.builder.push_arguments(&json);
-                } else if self.value_mode == ValueMode::WholeString {
-                    let value = if raw.trim() == "null" {
-                        "null".to_owned()
-                    } else {
-                        serde_json::Value::String(raw.to_owned()).to_string()
-                    };
-                    self.builder.push_argument_value(&value);
-                } else if self.value_mode == ValueMode::Whole {
-                    let value = raw.trim();
-                    if serde_json::from_str::<serde_json::Value>(value).is_ok() {
-                        self.builder.push_argument_value(value);
-                    } else {
-                        self.builder.push_argument_value(
-                            &serde_json::Value::String(value.to_owned()).to_string(),
-                        );
+                match self.value_mode {
+                    ValueMode::Literal => {
+                        let (open, close) = self.literal_quotes.clone().unwrap_or_default();
+                        let json = super::literal::literal_to_json(raw, &open, &close);
+                        self.builder.push_arguments(&json);
                     }
+                    ValueMode::WholeString => {
+                        // `null`, or the string.
+                        let value = match self.values.whole(raw, true) {
+                            null if null == "null" => null,
+                            _ => serde_json::Value::String(self.values.text.decode(raw).0)
+                                .to_string(),
+                        };
+                        self.builder.push_argument_value(&value);
+                    }
+                    ValueMode::Whole => {
+                        let json = self.values.whole(raw, self.value_may_be_string);
+                        self.builder.push_argument_value(&json);
+                    }
+                    ValueMode::String | ValueMode::Stream => self.finish_streamed_value(),
+                    // Streamed and closed as it went.
+                    ValueMode::LiteralString(_) => {}
                 }
             }
             Kind::Arg => self.builder.end_argument_value(),

@@ -12,7 +12,7 @@ use crate::template::ChatTemplate;
 use super::commit::{content_nodes, content_spans, CommitCursor};
 use super::format::{ReasoningFormat, TurnFormat};
 use super::grammar::{build_grammar, GrammarOptions};
-use super::mapper::{Mapper, TagKinds};
+use super::mapper::{Mapper, TagKinds, ValueFormat};
 use super::prompt;
 use super::stream::ChatStream;
 
@@ -84,6 +84,8 @@ pub struct ChatParser {
     pub(crate) python: bool,
     pub(crate) expects_id: bool,
     pub(crate) literal_quotes: Option<(String, String)>,
+    /// How tagged values are written.
+    pub(crate) values: ValueFormat,
     /// The fast path for outputs without any marker (plain content), when there is no prefill.
     pub(crate) plain_scan: Option<PlainScan>,
     pub(crate) template: String,
@@ -252,9 +254,11 @@ impl ChatParser {
                     .as_ref()
                     .is_some_and(|j| j.id_field.is_some() || j.generated_id_field.is_some())
         });
+        let values = ValueFormat::of(format.tools.as_ref());
         Ok(ChatParser {
             expects_id,
             literal_quotes,
+            values,
             grammar,
             format,
             options,
@@ -469,6 +473,7 @@ impl ChatParser {
         Mapper::new(
             &self.tag_kinds,
             &self.tools,
+            &self.values,
             self.python,
             self.literal_quotes.clone(),
             self.expects_id,

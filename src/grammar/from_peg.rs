@@ -23,14 +23,15 @@
 //!   one present (one rule per subset written, up to six parameters; past that any order with
 //!   repeats and nothing required);
 //!   `tool_arg_value` / `tool_arg_string` / `tool_arg_json`: raw text for string parameters
-//!   (their `enum` when declared), the parameter's schema for the others ([`Role::Argument`]).
+//!   (their `enum` when declared; a wrapped or bare text when values may be wrapped, decoded
+//!   like the parser does), the parameter's schema for the others ([`Role::Argument`]).
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
 use crate::generate::grammar::tags;
-use crate::message::{ArgumentKind, Tool};
+use crate::message::{ArgumentKind, Tool, ValueText};
 use crate::peg::{Grammar, Node, Parser};
 
 use super::ir::{CharSet, Expr, Role, RuleId, Rules, ValueKind};
@@ -71,14 +72,22 @@ pub(crate) struct FromPeg<'a> {
     /// reads offered names there.
     pub(crate) names_in_peg: std::cell::Cell<bool>,
     literal: Option<(String, String)>,
+    /// How tagged value text is written (wrapper, escapes).
+    values: ValueText,
+    /// Tagged values read as text may be Python literals (the template writes them).
+    python_values: bool,
 }
 
 impl<'a> FromPeg<'a> {
-    /// `literal`: the string quotes of a format whose argument values are literals.
+    /// `literal`: the string quotes of a format whose argument values are literals; `values`:
+    /// how tagged value text is written; `python_values`: the template writes non-string
+    /// values as Python literals.
     pub(crate) fn new(
         g: &'a Grammar,
         tools: &'a [Tool],
         literal: Option<(String, String)>,
+        values: ValueText,
+        python_values: bool,
         rules: &'a mut Rules,
     ) -> FromPeg<'a> {
         let python = g.flavour() == crate::json::Flavour::Python;
@@ -93,6 +102,8 @@ impl<'a> FromPeg<'a> {
             value_memo: HashMap::new(),
             names_in_peg: std::cell::Cell::new(false),
             literal,
+            values,
+            python_values,
         }
     }
 
@@ -308,6 +319,10 @@ impl<'a> FromPeg<'a> {
                 return None
             }
             Node::Tag { p, .. } | Node::Atomic(p) => return self.until_tail(*p, depth + 1),
+            // A value's text, wrapped or bare: as after the bare text (the tighter).
+            Node::Choice(items) if self.reads_text(p) => {
+                return self.until_tail(*items.last()?, depth + 1)
+            }
             Node::Seq(items) => return self.until_tail(*items.last()?, depth + 1),
             _ => return None,
         };
@@ -447,18 +462,15 @@ impl<'a> FromPeg<'a> {
                         let id = self.value(inner, t, i, &name, &schema, raw, ctx, d)?;
                         // A JSON value may have whitespace around it where the node reads text
                         // or leading whitespace.
-                        let spaced = match self.node(inner) {
-                            Node::Until(_) | Node::UntilOneOf { .. } | Node::Seq(_) => {
-                                matches!(
-                                    self.json.rules.rule(id).role,
-                                    Some(Role::Argument {
-                                        value: ValueKind::Json,
-                                        ..
-                                    })
-                                )
-                            }
-                            _ => false,
-                        };
+                        let spaced = (self.reads_text(inner)
+                            || matches!(self.node(inner), Node::Seq(_)))
+                            && matches!(
+                                self.json.rules.rule(id).role,
+                                Some(Role::Argument {
+                                    value: ValueKind::Json,
+                                    ..
+                                })
+                            );
                         Ok(if spaced {
                             Expr::seq([Expr::space(), Expr::Ref(id), Expr::space()])
                         } else {
@@ -525,7 +537,7 @@ impl<'a> FromPeg<'a> {
         }
         let tool_name = self.tools[t].name().to_owned();
         let rule_name = format!("{tool_name}-{name}-value");
-        let until = matches!(self.node(inner), Node::Until(_) | Node::UntilOneOf { .. });
+        let until = self.reads_text(inner);
         let reads_json = self.reads_json_value(inner);
         let (id, value) = if until && raw {
             // Raw text up to the value's end marker; a declared enum of strings narrows it.
@@ -536,17 +548,38 @@ impl<'a> FromPeg<'a> {
                 .map(|e| e.iter().filter_map(Value::as_str).collect());
             let body = match strings.filter(|s| !s.is_empty()) {
                 Some(values) => {
-                    let (excluded, _) = excluded_of(&text);
-                    Expr::alt(values.into_iter().filter_map(|v| {
-                        let blocked = excluded.iter().any(|d| v.contains(d.as_str()));
-                        (!blocked).then(|| Expr::lit(v))
+                    // Each value as the parser reads it: bare (escaped; not holding the bare
+                    // text's delimiters), or wrapped when values may be.
+                    let excluded = self.text_delimiters(inner);
+                    let wrapped = self.values.wrapper.as_ref().map(|(open, _)| open.as_str());
+                    Expr::alt(values.into_iter().flat_map(|v| {
+                        let forms = self.values.forms(v);
+                        forms
+                            .into_iter()
+                            .filter(|f| {
+                                wrapped.is_some_and(|open| f.starts_with(open))
+                                    || !excluded.iter().any(|d| f.contains(d.as_str()))
+                            })
+                            .map(|f| Expr::lit(&f))
+                            .collect::<Vec<_>>()
                     }))
                 }
                 None => text,
             };
-            (self.json.rules.define(&rule_name, body)?, ValueKind::Raw)
+            let kind = if self.values.is_plain() {
+                ValueKind::Raw
+            } else {
+                ValueKind::Encoded(self.values.clone())
+            };
+            (self.json.rules.define(&rule_name, body)?, kind)
         } else if until || reads_json {
-            (self.json.schema(&rule_name, schema)?, ValueKind::Json)
+            // Values read as text are Python literals where the template writes them so (the
+            // Python flavour also reads JSON).
+            let flavour = self.json.python;
+            self.json.python |= until && self.python_values;
+            let id = self.json.schema(&rule_name, schema);
+            self.json.python = flavour;
+            (id?, ValueKind::Json)
         } else {
             // Another value syntax (literal values with custom quotes): the node's own rules.
             let body = self.raw_text(inner, ctx, d)?;
@@ -576,6 +609,34 @@ impl<'a> FromPeg<'a> {
             after_until: None,
         };
         self.expr(inner, &c, d)
+    }
+
+    /// Whether the node reads a value's text: text up to delimiters, or a choice of a wrapped
+    /// text and, last, such bare text (see the generator's `raw_value`).
+    fn reads_text(&self, p: Parser) -> bool {
+        match self.node(p) {
+            Node::Until(_) | Node::UntilOneOf { .. } => true,
+            Node::Choice(items) => items.last().is_some_and(|&last| {
+                matches!(self.node(last), Node::Until(_) | Node::UntilOneOf { .. })
+            }),
+            _ => false,
+        }
+    }
+
+    /// The delimiters of the bare text a [`reads_text`](Self::reads_text) node reads.
+    fn text_delimiters(&self, p: Parser) -> Vec<String> {
+        match self.node(p) {
+            Node::Until(f) => vec![String::from_utf8_lossy(f.needle()).into_owned()],
+            Node::UntilOneOf { delimiters, .. } => delimiters
+                .iter()
+                .map(|d| String::from_utf8_lossy(d).into_owned())
+                .collect(),
+            Node::Choice(items) => items
+                .last()
+                .map(|&last| self.text_delimiters(last))
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
     }
 
     /// Whether the node reads one JSON value (possibly after whitespace).
@@ -758,15 +819,6 @@ impl<'a> FromPeg<'a> {
                 .set_body(ids[mask as usize], Expr::alt(alts))?;
         }
         Ok(Some(Expr::Ref(ids[0])))
-    }
-}
-
-/// The delimiters a raw text expression excludes (when it is one `Excluding`), and whether it
-/// was one.
-fn excluded_of(e: &Expr) -> (Vec<String>, bool) {
-    match e {
-        Expr::Excluding(ds) => (ds.clone(), true),
-        _ => (Vec::new(), false),
     }
 }
 

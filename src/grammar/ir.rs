@@ -387,6 +387,8 @@ pub enum Role {
 pub enum ValueKind {
     /// Raw text: the value is that string.
     Raw,
+    /// Raw text written with a wrapper or escapes: the value is the decoded string.
+    Encoded(crate::message::ValueText),
     /// JSON (or a Python literal in the Python flavour) of the parameter's schema.
     Json,
     /// A literal value with custom string quotes (read like the parser's literal values).

@@ -222,6 +222,8 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             parser.grammar(),
             tools,
             parser.literal_quotes.clone(),
+            parser.values.text().clone(),
+            parser.values.python(),
             &mut rules,
         );
         let mut blocks = t.trigger_rules()?;

@@ -147,6 +147,11 @@ impl Walker<'_> {
                         self.raw_text(&rule.body.clone(), depth + 1);
                         Value::String(self.out[start..].to_owned())
                     }
+                    ValueKind::Encoded(syntax) => {
+                        let start = self.out.len();
+                        self.raw_text(&rule.body.clone(), depth + 1);
+                        Value::String(syntax.decode(&self.out[start..]).0)
+                    }
                     ValueKind::Json => self.schema_value(id),
                     ValueKind::Literal { open, close } => {
                         let start = self.out.len();

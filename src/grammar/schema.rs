@@ -35,7 +35,8 @@ pub const MAX_SCHEMA_DEPTH: usize = 64;
 pub(crate) struct Json<'r> {
     pub(crate) rules: &'r mut Rules,
     pub(crate) python: bool,
-    generic: HashMap<&'static str, RuleId>,
+    /// The generic rules built so far, per name and flavour (`python`).
+    generic: HashMap<(&'static str, bool), RuleId>,
 }
 
 fn class(ranges: &[(char, char)]) -> Expr {
@@ -64,7 +65,7 @@ impl<'r> Json<'r> {
         key: &'static str,
         build: impl FnOnce(&mut Self) -> Result<Expr, GrammarError>,
     ) -> Result<Expr, GrammarError> {
-        if let Some(id) = self.generic.get(key) {
+        if let Some(id) = self.generic.get(&(key, self.python)) {
             return Ok(Expr::Ref(*id));
         }
         let name = if self.python {
@@ -73,7 +74,7 @@ impl<'r> Json<'r> {
             format!("json-{key}")
         };
         let id = self.rules.declare(&name)?;
-        self.generic.insert(key, id);
+        self.generic.insert((key, self.python), id);
         let body = build(self)?;
         self.rules.set_body(id, body)?;
         Ok(Expr::Ref(id))
@@ -200,7 +201,7 @@ impl<'r> Json<'r> {
 
     /// Any value.
     pub(crate) fn value(&mut self) -> Result<Expr, GrammarError> {
-        if let Some(id) = self.generic.get("value") {
+        if let Some(id) = self.generic.get(&("value", self.python)) {
             return Ok(Expr::Ref(*id));
         }
         let name = if self.python {
@@ -209,7 +210,7 @@ impl<'r> Json<'r> {
             "json-value"
         };
         let id = self.rules.declare(name)?;
-        self.generic.insert("value", id);
+        self.generic.insert(("value", self.python), id);
         let object = self.object()?;
         let array = self.array()?;
         let body = Expr::alt([

@@ -8,6 +8,7 @@
 //! | [`MessageBuilder`] → [`PartialMessage`] | what a mapper drives while walking a parse tree; the snapshot flags what is final |
 //! | [`heal`](heal::heal) | turns a JSON prefix into parsable JSON for display |
 //! | [`python`] | Python-dict argument text to JSON, incrementally |
+//! | [`value_text`] | a tagged value's wrapper and escapes undone, incrementally |
 //! | [`DeltaTracker`] → [`ChatDelta`] | successive snapshots to OpenAI streaming deltas |
 //! | [`DeltaAccumulator`] | folds deltas back into a [`ChatMessage`] |
 //! | [`check_stream`] | the conformance streaming rule over the snapshots of successive prefixes |
@@ -71,6 +72,7 @@ pub mod python;
 pub mod request;
 pub mod stream;
 pub mod stream_check;
+pub mod value_text;
 
 pub use builder::MessageBuilder;
 pub use chat_message::{ChatMessage, ToolCall};
@@ -85,6 +87,7 @@ pub use request::{
 };
 pub use stream::{Appended, Conflict, DeltaTracker, TrackerConfig, Update};
 pub use stream_check::{check_stream, StreamMismatch, StreamProblem};
+pub use value_text::{ValueDecoder, ValueText};
 
 #[cfg(test)]
 mod tests;

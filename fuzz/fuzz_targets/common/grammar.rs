@@ -152,6 +152,10 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
             string_close: String::new(),
             non_string_values: NonStringValues::default(),
             non_string: None,
+            python_values: Vec::new(),
+            value_wrapper: None,
+            escapes: Vec::new(),
+            escaped_strings_only: false,
         },
         call_id: CallIdMarkers {
             position: if b.byte() % 3 == 0 {

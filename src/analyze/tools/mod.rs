@@ -12,6 +12,8 @@
 //!   between the probe names and values (tagged arguments).
 //! - **T7** (`call_id`): where the call id sits and the markers around it.
 //! - **S** ([`stated`]): when calls do not render, the format the tools preamble states.
+//! - **A4** ([`values`]): how tagged values are written beyond their markers (Python literals,
+//!   a wrapper, escaped characters).
 
 mod arguments;
 mod call_id;
@@ -21,6 +23,7 @@ pub(crate) mod json_scan;
 mod layout;
 pub mod stated;
 mod tagged;
+pub mod values;
 
 use serde::{Deserialize, Serialize};
 
@@ -98,6 +101,59 @@ pub struct ArgumentMarkers {
     /// ([`NonStringValues::Typed`]): e.g. a type attribute in the name suffix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub non_string: Option<TypedValueMarkers>,
+    /// The kinds of non-string value the template writes as Python literals (`True`, `None`,
+    /// `{'k': 'v'}`, `['a']`) instead of JSON (see [`values`](self::values)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub python_values: Vec<JsonKind>,
+    /// A wrapper the template writes around some values (`<![CDATA[`…`]]>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_wrapper: Option<ValueWrapper>,
+    /// Characters a bare value holds written as other text (`<` as `&lt;`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escapes: Vec<Escape>,
+    /// The escapes apply to string values only: other values are written unescaped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub escaped_strings_only: bool,
+}
+
+/// A kind of non-string JSON value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JsonKind {
+    /// `true`/`false`.
+    Boolean,
+    /// `null`.
+    Null,
+    /// `{...}`.
+    Object,
+    /// `[...]`.
+    Array,
+}
+
+/// Text the template writes around a value (the value itself is written verbatim inside).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueWrapper {
+    /// The opening text (`<![CDATA[`).
+    pub open: String,
+    /// The closing text (`]]>`).
+    pub close: String,
+    /// Only some values are wrapped (a plain string renders bare; others, e.g. holding `<`,
+    /// are wrapped).
+    pub conditional: bool,
+    /// Only string values are wrapped: a wrapped value is a string, whatever the schema says.
+    pub strings_only: bool,
+    /// A value holding the closing text is written as several wrapped sections in a row
+    /// (`]]]]><![CDATA[>`), whose texts join.
+    pub sections: bool,
+}
+
+/// A character a bare value writes as other text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escape {
+    /// The character.
+    pub character: String,
+    /// The text written for it (`&lt;`).
+    pub written: String,
 }
 
 /// The markers of a tagged argument whose value is not a string, when they differ from the
@@ -113,6 +169,32 @@ pub struct TypedValueMarkers {
 }
 
 impl ArgumentMarkers {
+    /// What a value decoder undoes in a string value: the wrapper and the escapes.
+    pub fn value_text(&self) -> crate::message::ValueText {
+        self.text_with_escapes(true)
+    }
+
+    /// What a value decoder undoes in another value: the wrapper, and the escapes unless
+    /// they apply to strings only.
+    pub fn non_string_text(&self) -> crate::message::ValueText {
+        self.text_with_escapes(!self.escaped_strings_only)
+    }
+
+    fn text_with_escapes(&self, escaped: bool) -> crate::message::ValueText {
+        let escapes: Vec<(String, String)> = self
+            .escapes
+            .iter()
+            .filter(|_| escaped)
+            .map(|e| (e.written.clone(), e.character.clone()))
+            .collect();
+        let wrapper = self.value_wrapper.as_ref();
+        crate::message::ValueText::new(
+            wrapper.map(|w| (w.open.as_str(), w.close.as_str())),
+            wrapper.is_some_and(|w| w.sections),
+            &escapes,
+        )
+    }
+
     /// The structural markers (container, name, value, separator, and the non-string
     /// variants when present), possibly empty.
     pub fn markers(&self) -> Vec<&str> {
@@ -373,6 +455,16 @@ pub fn analyze(
                 arguments::check_type_word(&text, &mut analysis.arguments);
             }
         }
+        let render_first = |value: serde_json::Value| {
+            let mut call = Call::first(p, 2);
+            call.args[0].1 = value;
+            let render = renderer
+                .render(&scenario.with_calls(vec![call], None))
+                .ok()?;
+            let body = frame.body(&render, true);
+            Some(slotting.apply(call_text(&body, reasoning, content), p))
+        };
+        values::analyze(&render_first, &one, &mut analysis.arguments);
     }
     Ok(analysis)
 }
