@@ -23,7 +23,10 @@
 //!   one present (one rule per subset written, up to six parameters; past that any order with
 //!   repeats and nothing required);
 //!   `tool_arg_value` / `tool_arg_string` / `tool_arg_json`: raw text for string parameters
-//!   (their `enum` when declared), the parameter's schema for the others ([`Role::Argument`]).
+//!   (their `enum` when declared), the parameter's schema for the others ([`Role::Argument`]);
+//! - a JSON call object `{ (!K other ,)* R (, member)* }` (members a choice of the name, the
+//!   arguments, the id, any other key): its known members each at most once, in any order, the
+//!   required one present, and no other key (see `member_object`).
 
 use std::collections::HashMap;
 
@@ -209,7 +212,10 @@ impl<'a> FromPeg<'a> {
             Node::UntilOneOf { delimiters, .. } => {
                 Expr::excluding(delimiters.iter().map(|d| String::from_utf8_lossy(d)))
             }
-            Node::Seq(items) => self.seq(items, ctx, d)?,
+            Node::Seq(items) => match self.member_object(items, ctx, d)? {
+                Some(object) => object,
+                None => self.seq(items, ctx, d)?,
+            },
             Node::Choice(items) => {
                 let mut taken = ctx.taken.clone();
                 let mut alts = Vec::new();
@@ -729,27 +735,46 @@ impl<'a> FromPeg<'a> {
                 Expr::repeat(Expr::seq([sep, any]), 0, None),
             ]))));
         }
-        // Any order, each parameter at most once, every required one present: one rule per
-        // set of parameters written so far (a bit mask).
-        let n = params.len();
         let required: u32 = params
             .iter()
             .filter(|(_, r)| *r)
             .fold(0, |m, (i, _)| m | (1 << i));
-        let tool_name = tool.name().to_owned();
-        let ids: Vec<RuleId> = (0..(1u32 << n))
-            .map(|_| self.json.rules.declare(&format!("{tool_name}-arguments")))
+        let name = format!("{}-arguments", tool.name());
+        self.at_most_once(&name, &items, required, &sep).map(Some)
+    }
+
+    /// `items` in any order, each at most once, separated by `sep`, the ones in the bit mask
+    /// `required` present: one rule per set of items written so far (a bit mask), named after
+    /// `name`. At most [`MAX_ORDER_FREE`] items.
+    fn at_most_once(
+        &mut self,
+        name: &str,
+        items: &[Expr],
+        required: u32,
+        sep: &Expr,
+    ) -> Result<Expr, GrammarError> {
+        let n = items.len().min(MAX_ORDER_FREE);
+        if n == 0 {
+            return Ok(Expr::Empty);
+        }
+        let full = (1u32 << n) - 1;
+        let ids: Vec<RuleId> = (0..full)
+            .map(|_| self.json.rules.declare(name))
             .collect::<Result<_, _>>()?;
-        for mask in 0..(1u32 << n) {
+        for mask in 0..full {
             let mut alts = Vec::new();
             if mask & required == required {
                 alts.push(Expr::Empty);
             }
-            for (i, item) in items.iter().enumerate() {
+            for (i, item) in items.iter().take(n).enumerate() {
                 if mask & (1 << i) != 0 {
                     continue;
                 }
-                let next = Expr::Ref(ids[(mask | (1 << i)) as usize]);
+                // Every item written: nothing more.
+                let next = match mask | (1 << i) {
+                    m if m == full => Expr::Empty,
+                    m => Expr::Ref(ids[m as usize]),
+                };
                 let lead = if mask == 0 { Expr::Empty } else { sep.clone() };
                 alts.push(Expr::seq([lead, item.clone(), next]));
             }
@@ -757,7 +782,101 @@ impl<'a> FromPeg<'a> {
                 .rules
                 .set_body(ids[mask as usize], Expr::alt(alts))?;
         }
-        Ok(Some(Expr::Ref(ids[0])))
+        Ok(Expr::Ref(ids[0]))
+    }
+
+    /// A JSON object whose members are a choice, as a call object is read:
+    /// `{ (!K other ,)* R (, member)* }` with `member = R | M1 | … | any other key` (`other`
+    /// the same choice without `R`). Inside a call the grammar writes `R` and the `Mi` each at
+    /// most once, in any order, `R` present: a repeated member is not a call the parser reads
+    /// as written (repeated arguments are joined), and "any other key" is skipped by the parser.
+    /// `None` when `items` (a sequence's) is not such an object or not inside a call.
+    fn member_object(
+        &mut self,
+        items: &[Parser],
+        ctx: &Ctx,
+        d: usize,
+    ) -> Result<Option<Expr>, GrammarError> {
+        if ctx.tool.is_none() || ctx.param.is_some() {
+            return Ok(None);
+        }
+        // The opening `{ (!K other ,)*` may be a sequence of its own.
+        let mut flat = Vec::new();
+        if let Some((&first, rest)) = items.split_first() {
+            match self.node(first) {
+                Node::Seq(open) => flat.extend(open.iter().copied()),
+                _ => flat.push(first),
+            }
+            flat.extend(rest.iter().copied());
+        }
+        let lit = |p: Parser, text: &[u8]| matches!(self.node(p), Node::Literal(b) if &**b == text);
+        let space = |p: Parser| matches!(self.node(p), Node::Space);
+        let star = |p: Parser| match self.node(p) {
+            Node::Repeat {
+                p,
+                min: 0,
+                max: None,
+            } => match self.node(*p) {
+                Node::Seq(items) => Some(items.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let [open, s1, before, required, after, s2, close] = flat[..] else {
+            return Ok(None);
+        };
+        if !(lit(open, b"{") && space(s1) && space(s2) && lit(close, b"}")) {
+            return Ok(None);
+        }
+        let (Some(before), Some(after)) = (star(before), star(after)) else {
+            return Ok(None);
+        };
+        // before = !K other space "," space; after = space "," space member.
+        let [neg, other, b1, comma, b2] = before[..] else {
+            return Ok(None);
+        };
+        let [a1, comma2, a2, member] = after[..] else {
+            return Ok(None);
+        };
+        let shaped = matches!(self.node(neg), Node::Negate(_))
+            && space(b1)
+            && lit(comma, b",")
+            && space(b2)
+            && space(a1)
+            && lit(comma2, b",")
+            && space(a2);
+        let (Node::Choice(others), Node::Choice(members)) = (self.node(other), self.node(member))
+        else {
+            return Ok(None);
+        };
+        if !shaped || members.first() != Some(&required) || members[1..] != others[..] {
+            return Ok(None);
+        }
+        let plain = Ctx {
+            taken: Vec::new(),
+            after_until: None,
+            ..ctx.clone()
+        };
+        let mut written = vec![self.expr(required, &plain, d)?];
+        for &m in others.iter() {
+            if !self.leads_with_any_key(m, 0) {
+                written.push(self.expr(m, &plain, d)?);
+            }
+        }
+        if written.len() > MAX_ORDER_FREE {
+            return Ok(None);
+        }
+        let sep = Expr::seq([Expr::space(), Expr::lit(","), Expr::space()]);
+        let tool = ctx.tool.and_then(|t| self.tools.get(t)).map(Tool::name);
+        let name = format!("{}-members", tool.unwrap_or_default());
+        let body = self.at_most_once(&name, &written, 1, &sep)?;
+        Ok(Some(Expr::seq([
+            Expr::lit("{"),
+            Expr::space(),
+            body,
+            Expr::space(),
+            Expr::lit("}"),
+        ])))
     }
 }
 
