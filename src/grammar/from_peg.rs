@@ -47,6 +47,18 @@ const MAX_ORDER_FREE: usize = 6;
 /// How deep the translation may recurse through nested PEG nodes.
 const MAX_NODE_DEPTH: usize = 512;
 
+/// What a turn may hold beside its calls, from the PEG's turn loop.
+#[derive(Debug, Default)]
+pub(crate) struct TurnLoop {
+    /// Blocks that may come between and after calls (reasoning blocks).
+    pub(crate) interludes: Vec<Expr>,
+    /// The ways the turn may end (turn-end markers, stray closers), each with its whitespace,
+    /// and the literals it holds.
+    pub(crate) ends: Vec<(Expr, Vec<String>)>,
+    /// Whether text (content) may come between blocks.
+    pub(crate) text: bool,
+}
+
 /// Where the translation is: inside which tool's call, which of its parameters, and which
 /// keys an object member at this position may not use.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -146,6 +158,167 @@ impl<'a> FromPeg<'a> {
             out.push(self.expr(p, &Ctx::default(), 0)?);
         }
         Ok(out)
+    }
+
+    /// What the root's turn loop (`(calls | other)*`, the repetition whose choice holds a
+    /// trigger rule) allows beside the calls; `None` when the root has no such loop.
+    pub(crate) fn turn_loop(&mut self) -> Result<Option<TurnLoop>, GrammarError> {
+        let g: &'a Grammar = self.g;
+        let Some(items) = self.find_turn_loop(g.root, 0) else {
+            return Ok(None);
+        };
+        let content = g.tag_id(tags::CONTENT);
+        let mut out = TurnLoop::default();
+        for item in items {
+            match self.node(item) {
+                Node::Ref(r) if g.rules.get(*r as usize).is_some_and(|r| r.trigger) => {}
+                Node::Tag { tag, .. } if Some(*tag) == content => out.text = true,
+                Node::Seq(parts)
+                    if parts
+                        .last()
+                        .is_some_and(|&l| matches!(self.node(l), Node::End)) =>
+                {
+                    let mut literals = Vec::new();
+                    self.literals(item, &mut literals, 0);
+                    out.ends
+                        .push((self.expr(item, &Ctx::default(), 0)?, literals));
+                }
+                _ => out.interludes.push(self.expr(item, &Ctx::default(), 0)?),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// The literals of a node (through sequences, choices and repetitions), trimmed.
+    fn literals(&self, p: Parser, out: &mut Vec<String>, depth: usize) {
+        if depth > 16 {
+            return;
+        }
+        match self.node(p) {
+            Node::Literal(bytes) => out.push(String::from_utf8_lossy(bytes).trim().to_owned()),
+            Node::Seq(items) | Node::Choice(items) => {
+                items.iter().for_each(|&i| self.literals(i, out, depth + 1))
+            }
+            Node::Repeat { p, .. } | Node::Atomic(p) | Node::Tag { p, .. } => {
+                self.literals(*p, out, depth + 1)
+            }
+            _ => {}
+        }
+    }
+
+    /// The delimiters of the `until` texts the trigger rules' text may end with (a name or a
+    /// value read up to a delimiter, with nothing closing it): text right after such a block
+    /// must start with one of them, or the parser reads it as part of that name or value.
+    pub(crate) fn open_end(&self) -> Vec<String> {
+        let g: &'a Grammar = self.g;
+        let mut out = Vec::new();
+        for rule in g.rules.iter().filter(|r| r.trigger) {
+            let (delimiters, _) = self.trailing_until(rule.body, 0);
+            for d in delimiters {
+                if !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        }
+        out
+    }
+
+    /// The delimiters of the `until` texts `p` may end with, and whether `p` may match
+    /// nothing (so what precedes it may end its text).
+    fn trailing_until(&self, p: Parser, depth: usize) -> (Vec<String>, bool) {
+        if depth > 64 {
+            return (Vec::new(), false);
+        }
+        let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
+        match self.node(p) {
+            Node::Until(f) => (vec![text(f.needle())], true),
+            Node::UntilOneOf { delimiters, .. } => {
+                (delimiters.iter().map(|d| text(d)).collect(), true)
+            }
+            Node::Eps | Node::Start | Node::End | Node::Space | Node::Peek(_) | Node::Negate(_) => {
+                (Vec::new(), true)
+            }
+            Node::Chars { min, .. } => (Vec::new(), *min == 0),
+            Node::Seq(items) => {
+                let mut out = Vec::new();
+                for &item in items.iter().rev() {
+                    let (d, nullable) = self.trailing_until(item, depth + 1);
+                    out.extend(d);
+                    if !nullable {
+                        return (out, false);
+                    }
+                }
+                (out, true)
+            }
+            Node::Choice(items) => {
+                let mut out = Vec::new();
+                let mut nullable = false;
+                for &item in items.iter() {
+                    let (d, n) = self.trailing_until(item, depth + 1);
+                    out.extend(d);
+                    nullable |= n;
+                }
+                (out, nullable)
+            }
+            Node::Repeat { p, min, .. } => {
+                let (d, n) = self.trailing_until(*p, depth + 1);
+                (d, n || *min == 0)
+            }
+            Node::Atomic(p) | Node::Tag { p, .. } => self.trailing_until(*p, depth + 1),
+            Node::Ref(r) => match self.g.rules.get(*r as usize) {
+                Some(rule) => self.trailing_until(rule.body, depth + 1),
+                None => (Vec::new(), false),
+            },
+            _ => (Vec::new(), false),
+        }
+    }
+
+    /// The alternatives of the first repetition of a choice holding a trigger rule, searched
+    /// through the sequences and options from `p`.
+    fn find_turn_loop(&self, p: Parser, depth: usize) -> Option<Vec<Parser>> {
+        if depth > 8 {
+            return None;
+        }
+        let g: &'a Grammar = self.g;
+        match self.node(p) {
+            Node::Repeat {
+                p: body, max: None, ..
+            } => {
+                let Node::Choice(items) = self.node(*body) else {
+                    return None;
+                };
+                let trigger = |i: Parser| {
+                    matches!(self.node(i), Node::Ref(r)
+                        if g.rules.get(*r as usize).is_some_and(|r| r.trigger))
+                };
+                for &item in items.iter() {
+                    if trigger(item) {
+                        return Some(items.to_vec());
+                    }
+                    // One call block, then a loop of what may follow it (parallel calls off).
+                    if let Node::Seq(parts) = self.node(item) {
+                        if let [first, rest] = parts[..] {
+                            if trigger(first) {
+                                if let Node::Repeat { p, max: None, .. } = self.node(rest) {
+                                    if let Node::Choice(after) = self.node(*p) {
+                                        return Some(after.to_vec());
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                None
+            }
+            Node::Seq(items) => items
+                .iter()
+                .find_map(|&i| self.find_turn_loop(i, depth + 1)),
+            Node::Repeat {
+                p, max: Some(1), ..
+            }
+            | Node::Atomic(p) => self.find_turn_loop(*p, depth + 1),
+            _ => None,
+        }
     }
 
     fn rule_ref(&mut self, r: u32, ctx: &Ctx, depth: usize) -> Result<Expr, GrammarError> {
