@@ -189,6 +189,43 @@ impl<'a> FromPeg<'a> {
         Ok(Some(out))
     }
 
+    /// The prompt's trailing markers the output may repeat at its start, as the PEG's root
+    /// reads them first (`(space (M1 | M2 …))?`): that option; empty when the root has none.
+    pub(crate) fn root_echo(&self) -> Expr {
+        let g: &'a Grammar = self.g;
+        let Node::Seq(items) = self.node(g.root) else {
+            return Expr::Empty;
+        };
+        let Some(Node::Repeat {
+            p,
+            min: 0,
+            max: Some(1),
+        }) = items.first().map(|&i| self.node(i))
+        else {
+            return Expr::Empty;
+        };
+        let Node::Seq(parts) = self.node(*p) else {
+            return Expr::Empty;
+        };
+        let [space, choice] = parts[..] else {
+            return Expr::Empty;
+        };
+        let (Node::Space, Node::Choice(options)) = (self.node(space), self.node(choice)) else {
+            return Expr::Empty;
+        };
+        let literals: Option<Vec<Expr>> = options
+            .iter()
+            .map(|&o| match self.node(o) {
+                Node::Literal(bytes) => Some(Expr::lit(&String::from_utf8_lossy(bytes))),
+                _ => None,
+            })
+            .collect();
+        match literals {
+            Some(l) if !l.is_empty() => Expr::optional(Expr::seq([Expr::space(), Expr::alt(l)])),
+            _ => Expr::Empty,
+        }
+    }
+
     /// The literals of a node (through sequences, choices and repetitions), trimmed.
     fn literals(&self, p: Parser, out: &mut Vec<String>, depth: usize) {
         if depth > 16 {

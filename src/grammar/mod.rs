@@ -241,6 +241,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         }
         let turn = t.turn_loop()?;
         let open = t.open_end();
+        let echo = t.root_echo();
         let names_in_peg = t.names_in_peg.get();
         drop(t);
         let block = Expr::alt(blocks);
@@ -358,7 +359,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         let (body, triggers) = if lazy {
             (Expr::seq([calls, tail]), starts)
         } else {
-            (Expr::seq([prelude(parser), calls, tail]), Vec::new())
+            (Expr::seq([echo, prelude(parser), calls, tail]), Vec::new())
         };
         (body, triggers)
     } else if let Some(schema) = &parser.json_schema {
@@ -485,11 +486,11 @@ fn prelude(parser: &ChatParser) -> Expr {
         return Expr::seq([Expr::space(), wrapper]);
     }
     let text_and_end = Expr::seq([Expr::excluding([end]), Expr::lit(end), Expr::space()]);
-    if options.reasoning_open {
+    // Reasoning without an opener (delimited by its end alone) is open from the start of the
+    // output, as when the prompt opened it. (Left optional, its text would share a lexeme with
+    // the calls' start that only its end marker can end.)
+    if options.reasoning_open || start.is_empty() {
         return Expr::seq([text_and_end, wrapper]);
-    }
-    if start.is_empty() {
-        return Expr::seq([Expr::space(), wrapper]);
     }
     Expr::seq([
         Expr::space(),
