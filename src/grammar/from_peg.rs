@@ -70,6 +70,9 @@ struct Ctx {
     /// Right after an `until`: the whitespace the first `space` here can match (the `until`
     /// took any other), as the PEG reads it.
     after_until: Option<Vec<String>>,
+    /// Right after a greedy run of these characters: text here starting with one of them
+    /// needs whitespace first (the run would have taken it).
+    after_run: Option<CharSet>,
 }
 
 /// The translator.
@@ -389,6 +392,7 @@ impl<'a> FromPeg<'a> {
         let plain = Ctx {
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
             ..ctx.clone()
         };
         Ok(match self.node(p) {
@@ -401,23 +405,11 @@ impl<'a> FromPeg<'a> {
                 Some(ws) => Expr::alt(ws.iter().map(|w| Expr::lit(w))),
                 None => Expr::space(),
             },
-            Node::Chars { class, min, max } => {
-                let (ranges, negated) = class.ranges();
-                let set = CharSet::new(ranges.iter().copied());
-                let set = if negated {
-                    match set {
-                        Some(s) => s.complement(),
-                        None => Some(CharSet::any()),
-                    }
-                } else {
-                    set
-                };
-                match set {
-                    Some(s) => Expr::repeat(Expr::Class(s), *min, *max),
-                    None if *min == 0 => Expr::Empty,
-                    None => Expr::Never,
-                }
-            }
+            Node::Chars { class, min, max } => match charset(class) {
+                Some(s) => Expr::repeat(Expr::Class(s), *min, *max),
+                None if *min == 0 => Expr::Empty,
+                None => Expr::Never,
+            },
             Node::Until(finder) => Expr::excluding([String::from_utf8_lossy(finder.needle())]),
             Node::UntilOneOf { delimiters, .. } => {
                 Expr::excluding(delimiters.iter().map(|d| String::from_utf8_lossy(d)))
@@ -480,13 +472,51 @@ impl<'a> FromPeg<'a> {
         // Taken keys apply up to the first item that reads text other than whitespace.
         let mut taken = ctx.taken.clone();
         let mut after = ctx.after_until.clone();
-        for &item in items {
+        let mut skip = false;
+        for (i, &item) in items.iter().enumerate() {
+            // A greedy run of a class, then whitespace, then text starting with a character of
+            // the class: the PEG's run takes that character unless whitespace parts them.
+            let run = if i == 0 {
+                ctx.after_run.clone()
+            } else {
+                self.trailing_run(items[i - 1], 0)
+            };
             let c = Ctx {
                 taken: taken.clone(),
                 after_until: after.clone(),
+                after_run: run.clone(),
                 ..ctx.clone()
             };
-            out.push(self.expr(item, &c, d)?);
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            match (run.as_ref(), self.node(item)) {
+                (Some(class), Node::Space)
+                    if items
+                        .get(i + 1)
+                        .is_some_and(|&n| self.starts_in_class(n, class, 0)) =>
+                {
+                    // The whitespace and the item after it, together.
+                    out.push(self.spaced(items[i + 1], class, &c, d)?);
+                    skip = true;
+                }
+                (
+                    Some(class),
+                    Node::Repeat {
+                        p: opt,
+                        min: 0,
+                        max: Some(1),
+                    },
+                ) if self.space_then_class(*opt, class) => {
+                    let Node::Seq(parts) = self.node(*opt) else {
+                        unreachable!("space_then_class checked a sequence")
+                    };
+                    let lead = self.spaced(parts[1], class, &c, d)?;
+                    let rest = self.seq(&parts[2..], &c, d)?;
+                    out.push(Expr::optional(Expr::seq([lead, rest])));
+                }
+                _ => out.push(self.expr(item, &c, d)?),
+            }
             match self.node(item) {
                 Node::Negate(x) => {
                     for k in self.leading_keys(*x, 0) {
@@ -502,6 +532,89 @@ impl<'a> FromPeg<'a> {
             after = self.until_tail(item, 0);
         }
         Ok(Expr::seq(out))
+    }
+
+    /// Whitespace then `p`, right after a greedy run of `class`: where `p`'s text starts with a
+    /// character of the class, at least one whitespace character (per alternative of a choice).
+    fn spaced(
+        &mut self,
+        p: Parser,
+        class: &CharSet,
+        ctx: &Ctx,
+        d: usize,
+    ) -> Result<Expr, GrammarError> {
+        let alternatives: Vec<Parser> = match self.node(p) {
+            Node::Choice(items) => items.to_vec(),
+            _ => vec![p],
+        };
+        let mut out = Vec::new();
+        for a in alternatives {
+            let lead = if self.starts_in_class(a, class, 0) {
+                Expr::repeat(Expr::Class(super::ir::whitespace()), 1, None)
+            } else {
+                Expr::space()
+            };
+            out.push(Expr::seq([lead, self.expr(a, ctx, d)?]));
+        }
+        Ok(Expr::alt(out))
+    }
+
+    /// Whether `p` is a sequence of whitespace then text that may start with a character of
+    /// `class`.
+    fn space_then_class(&self, p: Parser, class: &CharSet) -> bool {
+        match self.node(p) {
+            Node::Seq(parts) => {
+                parts.len() >= 2
+                    && matches!(self.node(parts[0]), Node::Space)
+                    && self.starts_in_class(parts[1], class, 0)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a text of `p` may start with a character of `class`.
+    fn starts_in_class(&self, p: Parser, class: &CharSet, depth: usize) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        match self.node(p) {
+            Node::Literal(bytes) => String::from_utf8_lossy(bytes)
+                .chars()
+                .next()
+                .is_some_and(|c| class.contains(c)),
+            Node::Chars { class: other, .. } => charset(other).is_some_and(|o| overlap(&o, class)),
+            Node::Choice(items) => items
+                .iter()
+                .any(|&i| self.starts_in_class(i, class, depth + 1)),
+            Node::Seq(items) => items
+                .first()
+                .is_some_and(|&i| self.starts_in_class(i, class, depth + 1)),
+            Node::Tag { p, .. } | Node::Atomic(p) => self.starts_in_class(*p, class, depth + 1),
+            _ => false,
+        }
+    }
+
+    /// The class of the unbounded run `p` ends with.
+    fn trailing_run(&self, p: Parser, depth: usize) -> Option<CharSet> {
+        if depth > 16 {
+            return None;
+        }
+        match self.node(p) {
+            Node::Chars {
+                class, max: None, ..
+            } => charset(class),
+            Node::Tag { p, .. } | Node::Atomic(p) => self.trailing_run(*p, depth + 1),
+            Node::Seq(items) => self.trailing_run(*items.last()?, depth + 1),
+            // Every alternative ends with a run: any of their characters.
+            Node::Choice(items) => {
+                let mut ranges = Vec::new();
+                for &i in items.iter() {
+                    ranges.extend_from_slice(self.trailing_run(i, depth + 1)?.ranges());
+                }
+                CharSet::new(ranges)
+            }
+            _ => None,
+        }
     }
 
     /// When `p` ends with an `until`: the leading whitespace of its delimiters (what a `space`
@@ -638,6 +751,7 @@ impl<'a> FromPeg<'a> {
                         param: Some(i),
                         taken: Vec::new(),
                         after_until: None,
+                        after_run: None,
                     };
                     alts.push(self.expr(inner, &c, d)?);
                 }
@@ -700,6 +814,7 @@ impl<'a> FromPeg<'a> {
             param: None,
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
         };
         let body = self.expr(p, &ctx, d)?;
         self.json.rules.set_body(id, body)?;
@@ -790,6 +905,7 @@ impl<'a> FromPeg<'a> {
             param: None,
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
         };
         self.expr(inner, &c, d)
     }
@@ -925,6 +1041,7 @@ impl<'a> FromPeg<'a> {
             param: None,
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
         };
         let sep = self.expr(*sep, &plain, d)?;
         let mut items = Vec::new();
@@ -934,6 +1051,7 @@ impl<'a> FromPeg<'a> {
                 param: Some(i),
                 taken: Vec::new(),
                 after_until: None,
+                after_run: None,
             };
             items.push(self.expr(*arg_inner, &c, d)?);
         }
@@ -1065,6 +1183,7 @@ impl<'a> FromPeg<'a> {
         let plain = Ctx {
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
             ..ctx.clone()
         };
         let mut written = vec![self.expr(required, &plain, d)?];
@@ -1097,6 +1216,27 @@ fn excluded_of(e: &Expr) -> (Vec<String>, bool) {
         Expr::Excluding(ds) => (ds.clone(), true),
         _ => (Vec::new(), false),
     }
+}
+
+/// The characters of a PEG class (`None`: none).
+fn charset(class: &crate::peg::CharClass) -> Option<CharSet> {
+    let (ranges, negated) = class.ranges();
+    let set = CharSet::new(ranges.iter().copied());
+    if negated {
+        match set {
+            Some(s) => s.complement(),
+            None => Some(CharSet::any()),
+        }
+    } else {
+        set
+    }
+}
+
+/// Whether two sets share a character.
+fn overlap(a: &CharSet, b: &CharSet) -> bool {
+    a.ranges()
+        .iter()
+        .any(|&(lo, hi)| b.ranges().iter().any(|&(l, h)| lo <= h && l <= hi))
 }
 
 /// Calls `f` on the children of a node (rule references resolved to the rule bodies).

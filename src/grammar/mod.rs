@@ -295,6 +295,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
                 format.channels.is_some(),
                 names_in_peg,
                 parser.preserved_tokens(),
+                parser.triggers(),
             )
         };
         // The turn's ends: the turn loop's (each marker-led form of the turn ends, and stray

@@ -47,13 +47,14 @@ pub(crate) fn triggers(
     force_pattern: bool,
     names_in_pattern: bool,
     markers: &[String],
+    call_starts: &[String],
 ) -> Vec<Trigger> {
     let info = Info {
         nullable: rules.nullable(),
         recursive: rules.recursive(),
     };
     if !force_pattern {
-        if let Some(words) = start_literals(rules, &info, block, 0) {
+        if let Some(words) = start_literals(rules, &info, block, call_starts, 0) {
             let mut words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
             words.sort();
             words.dedup();
@@ -83,7 +84,7 @@ pub(crate) fn triggers(
     if matches_empty {
         // No head to recognise (the block starts with what the head cannot follow): its first
         // literals, however plain, are all that can start it.
-        let words = start_literals(rules, &info, block, 0).unwrap_or_default();
+        let words = start_literals(rules, &info, block, call_starts, 0).unwrap_or_default();
         let mut words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
         words.sort();
         words.dedup();
@@ -137,22 +138,31 @@ struct Info {
 /// Every text of `e` starts, after optional whitespace, with one of the returned literals;
 /// `None` when that cannot be said (text, classes or recursion first).
 fn first_literals(rules: &Rules, info: &Info, e: &Expr, depth: usize) -> Option<Vec<String>> {
-    literals_at_start(rules, info, e, false, depth)
+    literals_at_start(rules, info, e, None, depth)
 }
 
 /// Every text of `e` holds, after optional whitespace and optional leading parts, one of the
 /// returned literals, and the rest of the text from there is a text of `e` too: where a
 /// grammar may start. A separator that may lead the first call (a closer other blocks end
-/// with too) is no trigger: the call's own opener is.
-fn start_literals(rules: &Rules, info: &Info, e: &Expr, depth: usize) -> Option<Vec<String>> {
-    literals_at_start(rules, info, e, true, depth)
+/// with too) is no trigger: the call's own opener is. Optional leading parts that start with
+/// one of the parser's call-start markers (`call_starts`) are kept as starts too.
+fn start_literals(
+    rules: &Rules,
+    info: &Info,
+    e: &Expr,
+    call_starts: &[String],
+    depth: usize,
+) -> Option<Vec<String>> {
+    literals_at_start(rules, info, e, Some(call_starts), depth)
 }
 
+/// The literals texts of `e` start with; `skip_optional`: optional leading parts are passed
+/// over unless they start with one of the given markers.
 fn literals_at_start(
     rules: &Rules,
     info: &Info,
     e: &Expr,
-    skip_optional: bool,
+    skip_optional: Option<&[String]>,
     depth: usize,
 ) -> Option<Vec<String>> {
     if depth > 64 {
@@ -172,8 +182,17 @@ fn literals_at_start(
             let mut out = Vec::new();
             for item in items {
                 let nullable = expr_nullable(item, &info.nullable);
-                if is_space(item) || (skip_optional && nullable) {
+                if is_space(item) {
                     continue;
+                }
+                if let (Some(keep), true) = (skip_optional, nullable) {
+                    let starts_call = literals_at_start(rules, info, item, None, depth + 1)
+                        .is_some_and(|ls| {
+                            !ls.is_empty() && ls.iter().all(|l| keep.iter().any(|k| k == l.trim()))
+                        });
+                    if !starts_call {
+                        continue;
+                    }
                 }
                 out.extend(next(item)?);
                 if !nullable {
