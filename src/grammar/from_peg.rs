@@ -878,13 +878,22 @@ impl<'a> FromPeg<'a> {
             (self.json.rules.define(&rule_name, body)?, ValueKind::Raw)
         } else if until || reads_json {
             (self.json.schema(&rule_name, schema)?, ValueKind::Json)
+        } else if let Some((open, close)) = self.literal.clone() {
+            // Literal values with custom quotes: the parameter's schema written as a literal
+            // (strings in the quotes, bare keys), as the parser converts literals to JSON.
+            let saved = self.json.quotes.replace((open.clone(), close.clone()));
+            let id = self.json.schema(&rule_name, schema);
+            self.json.quotes = saved;
+            (id?, ValueKind::Literal { open, close })
         } else {
-            // Another value syntax (literal values with custom quotes): the node's own rules.
+            // Another value syntax: the node's own rules.
             let body = self.raw_text(inner, ctx, d)?;
-            let (open, close) = self.literal.clone().unwrap_or_default();
             (
                 self.json.rules.define(&rule_name, body)?,
-                ValueKind::Literal { open, close },
+                ValueKind::Literal {
+                    open: String::new(),
+                    close: String::new(),
+                },
             )
         };
         let role = Role::Argument {
@@ -1022,14 +1031,14 @@ impl<'a> FromPeg<'a> {
         let [sep, arg2] = more_items.as_ref() else {
             return Ok(None);
         };
+        // The same argument node in both places. (Lists whose items hold guards before the
+        // argument stay repetitions: their argument rules would end in optional regular
+        // parts, which llguidance's greedy lexer runs into what follows the list.)
         let arg_tag = self.g.tag_id(tags::TOOL_ARG);
         let is_arg = matches!(self.node(*arg), Node::Tag { tag, .. } if Some(*tag) == arg_tag);
         if arg != arg2 || !is_arg {
             return Ok(None);
         }
-        let Node::Tag { p: arg_inner, .. } = self.node(*arg) else {
-            return Ok(None);
-        };
         let tool = &self.tools[t];
         let params: Vec<(usize, bool)> = tool
             .parameter_names()
@@ -1044,7 +1053,7 @@ impl<'a> FromPeg<'a> {
             after_run: None,
         };
         let sep = self.expr(*sep, &plain, d)?;
-        let mut items = Vec::new();
+        let (mut items, mut later) = (Vec::new(), Vec::new());
         for &(i, _) in &params {
             let c = Ctx {
                 tool: Some(t),
@@ -1053,14 +1062,14 @@ impl<'a> FromPeg<'a> {
                 after_until: None,
                 after_run: None,
             };
-            items.push(self.expr(*arg_inner, &c, d)?);
+            items.push(self.expr(*arg, &c, d)?);
+            later.push(self.expr(*arg2, &c, d)?);
         }
         if params.len() > MAX_ORDER_FREE {
             // Too many for the subsets: any parameters in any order, repeats allowed.
-            let any = Expr::alt(items);
             return Ok(Some(Expr::optional(Expr::seq([
-                any.clone(),
-                Expr::repeat(Expr::seq([sep, any]), 0, None),
+                Expr::alt(items),
+                Expr::repeat(Expr::seq([sep, Expr::alt(later)]), 0, None),
             ]))));
         }
         let required: u32 = params
@@ -1068,16 +1077,19 @@ impl<'a> FromPeg<'a> {
             .filter(|(_, r)| *r)
             .fold(0, |m, (i, _)| m | (1 << i));
         let name = format!("{}-arguments", tool.name());
-        self.at_most_once(&name, &items, required, &sep).map(Some)
+        self.at_most_once(&name, &items, &later, required, &sep)
+            .map(Some)
     }
 
     /// `items` in any order, each at most once, separated by `sep`, the ones in the bit mask
     /// `required` present: one rule per set of items written so far (a bit mask), named after
-    /// `name`. At most [`MAX_ORDER_FREE`] items.
+    /// `name`. Item `i` is written `items[i]` first, `later[i]` after another. At most
+    /// [`MAX_ORDER_FREE`] items.
     fn at_most_once(
         &mut self,
         name: &str,
         items: &[Expr],
+        later: &[Expr],
         required: u32,
         sep: &Expr,
     ) -> Result<Expr, GrammarError> {
@@ -1103,8 +1115,12 @@ impl<'a> FromPeg<'a> {
                     m if m == full => Expr::Empty,
                     m => Expr::Ref(ids[m as usize]),
                 };
-                let lead = if mask == 0 { Expr::Empty } else { sep.clone() };
-                alts.push(Expr::seq([lead, item.clone(), next]));
+                let item = if mask == 0 {
+                    item.clone()
+                } else {
+                    Expr::seq([sep.clone(), later.get(i).unwrap_or(item).clone()])
+                };
+                alts.push(Expr::seq([item, next]));
             }
             self.json
                 .rules
@@ -1198,7 +1214,7 @@ impl<'a> FromPeg<'a> {
         let sep = Expr::seq([Expr::space(), Expr::lit(","), Expr::space()]);
         let tool = ctx.tool.and_then(|t| self.tools.get(t)).map(Tool::name);
         let name = format!("{}-members", tool.unwrap_or_default());
-        let body = self.at_most_once(&name, &written, 1, &sep)?;
+        let body = self.at_most_once(&name, &written, &written, 1, &sep)?;
         Ok(Some(Expr::seq([
             Expr::lit("{"),
             Expr::space(),

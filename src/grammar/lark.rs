@@ -112,7 +112,11 @@ fn kinds(rules: &Rules) -> Vec<Kind> {
     let json: Vec<bool> = rules
         .rules()
         .iter()
-        .map(|r| r.schema.as_ref().is_some_and(|s| !s.python))
+        .map(|r| {
+            r.schema
+                .as_ref()
+                .is_some_and(|s| !s.python && s.quotes.is_none())
+        })
         .collect();
     // Rules reached only through %json rules are not printed.
     let mut printed = vec![false; n];
@@ -335,7 +339,10 @@ impl Printer<'_> {
         if !run.is_empty() {
             if let Item::E(e) = &items[k] {
                 let heads = self.heads(e, 0);
-                if heads.iter().any(|(p, _)| *p != Expr::Empty) {
+                // Every way on starts with a regular prefix (an item that may start with
+                // nothing leaves the run a lexeme of its own: what follows the item, outside
+                // this sequence, starts where the run ends, as do the item's prefixes).
+                if !heads.is_empty() && heads.iter().all(|(p, _)| *p != Expr::Empty) {
                     let mut alts = Vec::new();
                     for (prefix, rest) in heads {
                         let mut lexeme = run.clone();
@@ -419,7 +426,7 @@ impl Printer<'_> {
         let body = self.rules.rules()[r].body.clone();
         let heads = self.heads(&body, depth + 1);
         self.visiting[r] = false;
-        let worth = heads.iter().any(|(p, _)| *p != Expr::Empty);
+        let worth = !heads.is_empty() && heads.iter().all(|(p, _)| *p != Expr::Empty);
         let out = worth.then(|| {
             let base = rule_name(self.rules, RuleId(r));
             heads

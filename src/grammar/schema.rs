@@ -35,7 +35,11 @@ pub const MAX_SCHEMA_DEPTH: usize = 64;
 pub(crate) struct Json<'r> {
     pub(crate) rules: &'r mut Rules,
     pub(crate) python: bool,
-    generic: HashMap<&'static str, RuleId>,
+    /// Literal values (see [`crate::generate::literal`]): strings in these quotes, object keys
+    /// bare (or quoted), everything else as in JSON. Set while a literal value's schema is
+    /// built.
+    pub(crate) quotes: Option<(String, String)>,
+    generic: HashMap<(&'static str, bool), RuleId>,
 }
 
 fn class(ranges: &[(char, char)]) -> Expr {
@@ -55,6 +59,7 @@ impl<'r> Json<'r> {
         Json {
             rules,
             python,
+            quotes: None,
             generic: HashMap::new(),
         }
     }
@@ -64,16 +69,19 @@ impl<'r> Json<'r> {
         key: &'static str,
         build: impl FnOnce(&mut Self) -> Result<Expr, GrammarError>,
     ) -> Result<Expr, GrammarError> {
-        if let Some(id) = self.generic.get(key) {
+        let cache = (key, self.quotes.is_some());
+        if let Some(id) = self.generic.get(&cache) {
             return Ok(Expr::Ref(*id));
         }
-        let name = if self.python {
+        let name = if self.quotes.is_some() {
+            format!("literal-{key}")
+        } else if self.python {
             format!("py-{key}")
         } else {
             format!("json-{key}")
         };
         let id = self.rules.declare(&name)?;
-        self.generic.insert(key, id);
+        self.generic.insert(cache, id);
         let body = build(self)?;
         self.rules.set_body(id, body)?;
         Ok(Expr::Ref(id))
@@ -124,6 +132,14 @@ impl<'r> Json<'r> {
     }
 
     fn string_bounded(&self, min: u32, max: Option<u32>) -> Expr {
+        if let Some((open, close)) = &self.quotes {
+            // Any text up to the closing quote (length bounds not expressed).
+            return Expr::seq([
+                Expr::lit(open),
+                Expr::excluding([close.as_str()]),
+                Expr::lit(close),
+            ]);
+        }
         if self.python {
             Expr::alt([self.quoted('"', min, max), self.quoted('\'', min, max)])
         } else {
@@ -200,16 +216,19 @@ impl<'r> Json<'r> {
 
     /// Any value.
     pub(crate) fn value(&mut self) -> Result<Expr, GrammarError> {
-        if let Some(id) = self.generic.get("value") {
+        let cache = ("value", self.quotes.is_some());
+        if let Some(id) = self.generic.get(&cache) {
             return Ok(Expr::Ref(*id));
         }
-        let name = if self.python {
+        let name = if self.quotes.is_some() {
+            "literal-value"
+        } else if self.python {
             "py-value"
         } else {
             "json-value"
         };
         let id = self.rules.declare(name)?;
-        self.generic.insert("value", id);
+        self.generic.insert(cache, id);
         let object = self.object()?;
         let array = self.array()?;
         let body = Expr::alt([
@@ -228,7 +247,8 @@ impl<'r> Json<'r> {
     pub(crate) fn object(&mut self) -> Result<Expr, GrammarError> {
         self.generic_rule("object", |j| {
             let value = j.value()?;
-            let member = Expr::seq([j.string()?, Json::colon(), value]);
+            let key = j.any_key()?;
+            let member = Expr::seq([key, Json::colon(), value]);
             Ok(Json::list("{", member, "}"))
         })
     }
@@ -238,6 +258,16 @@ impl<'r> Json<'r> {
         self.generic_rule("array", |j| {
             let value = j.value()?;
             Ok(Json::list("[", value, "]"))
+        })
+    }
+
+    /// Any object key: a string (and, for literal values, a bare word).
+    fn any_key(&mut self) -> Result<Expr, GrammarError> {
+        let string = self.string()?;
+        Ok(if self.quotes.is_some() {
+            Expr::alt([string, Expr::repeat(bare_key_class(), 1, None)])
+        } else {
+            string
         })
     }
 
@@ -355,6 +385,7 @@ impl<'r> Json<'r> {
         self.rules.rule_mut(id).schema = Some(SchemaRule {
             schema: normalized,
             python: self.python,
+            quotes: self.quotes.clone(),
         });
         Ok(id)
     }
@@ -518,7 +549,7 @@ impl<'r> Json<'r> {
             Some(sub) => Some(self.schema_expr(ctx, sub, depth + 1)?),
         };
         if let Some(extra) = extra.filter(|e| *e != Expr::Never) {
-            let member = Expr::seq([self.string()?, Json::colon(), extra]);
+            let member = Expr::seq([self.any_key()?, Json::colon(), extra]);
             items.push((
                 Expr::seq([
                     member.clone(),
@@ -638,6 +669,16 @@ impl<'r> Json<'r> {
     /// An object key: `"name"` (and `'name'` in the Python flavour).
     pub(crate) fn key(&self, name: &str) -> Expr {
         let json = Value::String(name.to_owned()).to_string();
+        if let Some((open, close)) = &self.quotes {
+            // Bare when the name is a bare word (the parser reads it as the key), else quoted.
+            let quoted = Expr::lit(&format!("{open}{name}{close}"));
+            let bare = !name.is_empty() && name.chars().all(|c| bare_key_class_contains(c));
+            return if bare {
+                Expr::alt([Expr::lit(name), quoted])
+            } else {
+                quoted
+            };
+        }
         if self.python {
             Expr::alt([Expr::lit(&json), Expr::lit(&python_string(name))])
         } else {
@@ -648,6 +689,12 @@ impl<'r> Json<'r> {
     /// A value written exactly (a `const` or `enum` member): its JSON text, and in the Python
     /// flavour also its Python literal.
     pub(crate) fn literal_value(&self, value: &Value) -> Expr {
+        if let Some((open, close)) = &self.quotes {
+            return match literal_text(value, open, close) {
+                Some(text) => Expr::lit(&text),
+                None => Expr::Never,
+            };
+        }
         let json = Expr::lit(&value.to_string());
         if self.python {
             Expr::alt([json, Expr::lit(&python_literal(value))])
@@ -655,6 +702,54 @@ impl<'r> Json<'r> {
             json
         }
     }
+}
+
+/// The characters of a bare object key of a literal value.
+fn bare_key_class() -> Expr {
+    class(&[
+        ('A', 'Z'),
+        ('a', 'z'),
+        ('0', '9'),
+        ('_', '_'),
+        ('.', '.'),
+        ('$', '$'),
+        ('-', '-'),
+    ])
+}
+
+fn bare_key_class_contains(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-')
+}
+
+/// `value` as a literal value with string quotes `open`/`close` (keys bare where they can
+/// be); `None` when a string holds the closing quote.
+pub fn literal_text(value: &Value, open: &str, close: &str) -> Option<String> {
+    Some(match value {
+        Value::String(s) => {
+            if !close.is_empty() && s.contains(close) {
+                return None;
+            }
+            format!("{open}{s}{close}")
+        }
+        Value::Array(items) => {
+            let items: Option<Vec<String>> =
+                items.iter().map(|v| literal_text(v, open, close)).collect();
+            format!("[{}]", items?.join(","))
+        }
+        Value::Object(members) => {
+            let mut out = Vec::new();
+            for (k, v) in members {
+                let key = if !k.is_empty() && k.chars().all(bare_key_class_contains) {
+                    k.clone()
+                } else {
+                    literal_text(&Value::String(k.clone()), open, close)?
+                };
+                out.push(format!("{key}:{}", literal_text(v, open, close)?));
+            }
+            format!("{{{}}}", out.join(","))
+        }
+        other => other.to_string(),
+    })
 }
 
 /// `-?(0|[1-9][0-9]*)`.
