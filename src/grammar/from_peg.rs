@@ -9,7 +9,14 @@
 //! then wider than the PEG, never narrower. The one place a negative lookahead matters for
 //! tightness, an object member under a key that an earlier member or a `negate` took (a JSON
 //! call's "any other key"), keeps its meaning: that member's key is a string *except* the taken
-//! keys.
+//! keys. PEG repetitions are greedy: whitespace between an unbounded run of a class and text
+//! starting with a character of that class is at least one character (the run would otherwise
+//! take that text).
+//!
+//! Beside the call block, the root's turn loop (`(calls | other)*`) gives what may come between
+//! and after calls ([`TurnLoop`]: reasoning blocks, the ways the turn ends, whether content
+//! is read there), the root's first option the prompt markers the output may repeat, and the
+//! block's trailing `until` delimiters what text right after it must start with.
 //!
 //! The AST tags the mapper reads drive the specialisation, so it follows whatever the generator
 //! builds without knowing formats:
@@ -23,7 +30,9 @@
 //!   one present (one rule per subset written, up to six parameters; past that any order with
 //!   repeats and nothing required);
 //!   `tool_arg_value` / `tool_arg_string` / `tool_arg_json`: raw text for string parameters
-//!   (their `enum` when declared), the parameter's schema for the others ([`Role::Argument`]);
+//!   (their `enum` when declared), the parameter's schema for the others ([`Role::Argument`];
+//!   for literal values with custom string quotes, the schema written as a literal: strings in
+//!   the quotes, object keys bare);
 //! - a JSON call object `{ (!K other ,)* R (, member)* }` (members a choice of the name, the
 //!   arguments, the id, any other key): its known members each at most once, in any order, the
 //!   required one present, and no other key (see `member_object`).

@@ -58,7 +58,14 @@
 //!   flavours (`%json` is JSON only).
 //! - A trigger inside the reasoning starts the grammar there (as llama.cpp's word triggers
 //!   do); for channel formats (whose headers also open reasoning) the trigger is a pattern
-//!   through the tool name.
+//!   through the tool name. A trigger split between the prompt's prefill and the output never
+//!   fires (the grammar cannot start inside a marker).
+//! - Text after the calls only where every call starts with a marker the text may not hold:
+//!   elsewhere (a call opened by a bare `{`) llguidance's greedy lexer would take a further
+//!   call for text, so only whitespace and the turn end follow. Calls after such text are not
+//!   allowed (the text would have to hold their opener).
+//! - Required (non-lazy) grammars write the reasoning as the format delimits it (opener, text
+//!   without the closer, closer), not with the PEG's look-aheads past call markers.
 
 pub mod from_peg;
 pub mod gbnf;
