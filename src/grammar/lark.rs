@@ -202,7 +202,7 @@ struct Printer<'r> {
     /// Per rule, its heads (see [`Printer::heads`]) once computed: each head's regular prefix
     /// and the auxiliary rule holding the rest (`None`: nothing follows); `None` when the rule
     /// has no head worth splitting.
-    rule_heads: HashMap<usize, Option<Vec<(Expr, Option<usize>)>>>,
+    rule_heads: HashMap<usize, Option<Vec<Head>>>,
     /// Rules whose heads are being computed (a cycle leaves the rule whole).
     visiting: Vec<bool>,
     /// Auxiliary rules: the rest of a rule after one of its heads (name, items).
@@ -210,6 +210,10 @@ struct Printer<'r> {
     /// Sequences already printed (the same items print the same, whichever rule holds them).
     printed: HashMap<Vec<Item>, String>,
 }
+
+/// A rule's head: its regular prefix and the auxiliary rule holding the rest (`None`: nothing
+/// follows).
+type Head = (Expr, Option<usize>);
 
 /// An item of a sequence being printed: an expression, or an auxiliary rule.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -416,7 +420,7 @@ impl Printer<'_> {
     }
 
     /// The heads of rule `r` (memoised), the rest after each one an auxiliary rule.
-    fn heads_of_rule(&mut self, r: usize, depth: usize) -> Option<Vec<(Expr, Option<usize>)>> {
+    fn heads_of_rule(&mut self, r: usize, depth: usize) -> Option<Vec<Head>> {
         if let Some(h) = self.rule_heads.get(&r) {
             return h.clone();
         }

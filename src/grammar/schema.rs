@@ -672,7 +672,7 @@ impl<'r> Json<'r> {
         if let Some((open, close)) = &self.quotes {
             // Bare when the name is a bare word (the parser reads it as the key), else quoted.
             let quoted = Expr::lit(&format!("{open}{name}{close}"));
-            let bare = !name.is_empty() && name.chars().all(|c| bare_key_class_contains(c));
+            let bare = !name.is_empty() && name.chars().all(bare_key_class_contains);
             return if bare {
                 Expr::alt([Expr::lit(name), quoted])
             } else {
