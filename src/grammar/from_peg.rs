@@ -499,29 +499,22 @@ impl<'a> FromPeg<'a> {
             if std::mem::take(&mut skip) {
                 continue;
             }
-            match (run.as_ref(), self.node(item)) {
-                (Some(class), Node::Space)
-                    if items
-                        .get(i + 1)
-                        .is_some_and(|&n| self.starts_in_class(n, class, 0)) =>
+            let next = items.get(i + 1).copied();
+            let option = run
+                .as_ref()
+                .and_then(|class| Some((class, self.space_then_class(item, class)?)));
+            match (run.as_ref(), self.node(item), next, option) {
+                (Some(class), Node::Space, Some(next), _)
+                    if self.starts_in_class(next, class, 0) =>
                 {
                     // The whitespace and the item after it, together.
-                    out.push(self.spaced(items[i + 1], class, &c, d)?);
+                    out.push(self.spaced(next, class, &c, d)?);
                     skip = true;
                 }
-                (
-                    Some(class),
-                    Node::Repeat {
-                        p: opt,
-                        min: 0,
-                        max: Some(1),
-                    },
-                ) if self.space_then_class(*opt, class) => {
-                    let Node::Seq(parts) = self.node(*opt) else {
-                        unreachable!("space_then_class checked a sequence")
-                    };
-                    let lead = self.spaced(parts[1], class, &c, d)?;
-                    let rest = self.seq(&parts[2..], &c, d)?;
+                (_, _, _, Some((class, [_, first, rest @ ..]))) => {
+                    // An option of whitespace and such text: the same, inside the option.
+                    let lead = self.spaced(*first, class, &c, d)?;
+                    let rest = self.seq(rest, &c, d)?;
                     out.push(Expr::optional(Expr::seq([lead, rest])));
                 }
                 _ => out.push(self.expr(item, &c, d)?),
@@ -568,16 +561,27 @@ impl<'a> FromPeg<'a> {
         Ok(Expr::alt(out))
     }
 
-    /// Whether `p` is a sequence of whitespace then text that may start with a character of
-    /// `class`.
-    fn space_then_class(&self, p: Parser, class: &CharSet) -> bool {
-        match self.node(p) {
-            Node::Seq(parts) => {
-                parts.len() >= 2
-                    && matches!(self.node(parts[0]), Node::Space)
-                    && self.starts_in_class(parts[1], class, 0)
+    /// When `p` is an option of a sequence of whitespace then text that may start with a
+    /// character of `class`: that sequence's items (at least two).
+    fn space_then_class(&self, p: Parser, class: &CharSet) -> Option<&'a [Parser]> {
+        let g: &'a Grammar = self.g;
+        let Node::Repeat {
+            p: opt,
+            min: 0,
+            max: Some(1),
+        } = g.node(p)
+        else {
+            return None;
+        };
+        match g.node(*opt) {
+            Node::Seq(parts)
+                if parts.len() >= 2
+                    && matches!(g.node(parts[0]), Node::Space)
+                    && self.starts_in_class(parts[1], class, 0) =>
+            {
+                Some(parts)
             }
-            _ => false,
+            _ => None,
         }
     }
 
