@@ -42,6 +42,7 @@ pub fn print(rules: &Rules) -> String {
         visiting: vec![false; rules.rules().len()],
         aux: Vec::new(),
         printed: HashMap::new(),
+        run_bytes: 0,
     };
     let mut out = String::from("%llguidance {}\n\n");
     let mut body_lines = Vec::new();
@@ -209,7 +210,14 @@ struct Printer<'r> {
     aux: Vec<(String, Vec<Item>)>,
     /// Sequences already printed (the same items print the same, whichever rule holds them).
     printed: HashMap<Vec<Item>, String>,
+    /// The size of the run terminals so far: past [`MAX_RUN_BYTES`] runs are no longer joined
+    /// with the heads that follow them (the grammar stays bounded; lexing may then fail where
+    /// a lexeme ends too early).
+    run_bytes: usize,
 }
+
+/// How much run terminal text the printer writes before it stops joining runs with heads.
+const MAX_RUN_BYTES: usize = 16 << 20;
 
 /// A rule's head: its regular prefix and the auxiliary rule holding the rest (`None`: nothing
 /// follows).
@@ -286,6 +294,7 @@ impl Printer<'_> {
             parts.join(" ")
         };
         self.runs += 1;
+        self.run_bytes += body.len();
         let name = format!("R_{}_{}", terminal_name(rule), self.runs);
         let nullable = items.iter().all(|i| expr_nullable(i, &self.nullable));
         if nullable {
@@ -340,7 +349,7 @@ impl Printer<'_> {
             Some(a) => format!("{s} {a}"),
             None => s,
         };
-        if !run.is_empty() {
+        if !run.is_empty() && self.run_bytes < MAX_RUN_BYTES {
             if let Item::E(e) = &items[k] {
                 let heads = self.heads(e, 0);
                 // Every way on starts with a regular prefix (an item that may start with
