@@ -9,7 +9,14 @@
 //! then wider than the PEG, never narrower. The one place a negative lookahead matters for
 //! tightness, an object member under a key that an earlier member or a `negate` took (a JSON
 //! call's "any other key"), keeps its meaning: that member's key is a string *except* the taken
-//! keys.
+//! keys. PEG repetitions are greedy: whitespace between an unbounded run of a class and text
+//! starting with a character of that class is at least one character (the run would otherwise
+//! take that text).
+//!
+//! Beside the call block, the root's turn loop (`(calls | other)*`) gives what may come between
+//! and after calls ([`TurnLoop`]: reasoning blocks, the ways the turn ends, whether content
+//! is read there), the root's first option the prompt markers the output may repeat, and the
+//! block's trailing `until` delimiters what text right after it must start with.
 //!
 //! The AST tags the mapper reads drive the specialisation, so it follows whatever the generator
 //! builds without knowing formats:
@@ -24,7 +31,12 @@
 //!   repeats and nothing required);
 //!   `tool_arg_value` / `tool_arg_string` / `tool_arg_json`: raw text for string parameters
 //!   (their `enum` when declared; a wrapped or bare text when values may be wrapped, decoded
-//!   like the parser does), the parameter's schema for the others ([`Role::Argument`]).
+//!   like the parser does), the parameter's schema for the others ([`Role::Argument`];
+//!   for literal values with custom string quotes, the schema written as a literal: strings in
+//!   the quotes, object keys bare);
+//! - a JSON call object `{ (!K other ,)* R (, member)* }` (members a choice of the name, the
+//!   arguments, the id, any other key): its known members each at most once, in any order, the
+//!   required one present, and no other key (see `member_object`).
 
 use std::collections::HashMap;
 
@@ -45,6 +57,18 @@ const MAX_ORDER_FREE: usize = 6;
 /// How deep the translation may recurse through nested PEG nodes.
 const MAX_NODE_DEPTH: usize = 512;
 
+/// What a turn may hold beside its calls, from the PEG's turn loop.
+#[derive(Debug, Default)]
+pub(crate) struct TurnLoop {
+    /// Blocks that may come between and after calls (reasoning blocks).
+    pub(crate) interludes: Vec<Expr>,
+    /// The ways the turn may end (turn-end markers, stray closers), each with its whitespace,
+    /// and the literals it holds.
+    pub(crate) ends: Vec<(Expr, Vec<String>)>,
+    /// Whether text (content) may come between blocks.
+    pub(crate) text: bool,
+}
+
 /// Where the translation is: inside which tool's call, which of its parameters, and which
 /// keys an object member at this position may not use.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -56,6 +80,9 @@ struct Ctx {
     /// Right after an `until`: the whitespace the first `space` here can match (the `until`
     /// took any other), as the PEG reads it.
     after_until: Option<Vec<String>>,
+    /// Right after a greedy run of these characters: text here starting with one of them
+    /// needs whitespace first (the run would have taken it).
+    after_run: Option<CharSet>,
 }
 
 /// The translator.
@@ -156,6 +183,204 @@ impl<'a> FromPeg<'a> {
         Ok(out)
     }
 
+    /// What the root's turn loop (`(calls | other)*`, the repetition whose choice holds a
+    /// trigger rule) allows beside the calls; `None` when the root has no such loop.
+    pub(crate) fn turn_loop(&mut self) -> Result<Option<TurnLoop>, GrammarError> {
+        let g: &'a Grammar = self.g;
+        let Some(items) = self.find_turn_loop(g.root, 0) else {
+            return Ok(None);
+        };
+        let content = g.tag_id(tags::CONTENT);
+        let mut out = TurnLoop::default();
+        for item in items {
+            match self.node(item) {
+                Node::Ref(r) if g.rules.get(*r as usize).is_some_and(|r| r.trigger) => {}
+                Node::Tag { tag, .. } if Some(*tag) == content => out.text = true,
+                Node::Seq(parts)
+                    if parts
+                        .last()
+                        .is_some_and(|&l| matches!(self.node(l), Node::End)) =>
+                {
+                    let mut literals = Vec::new();
+                    self.literals(item, &mut literals, 0);
+                    out.ends
+                        .push((self.expr(item, &Ctx::default(), 0)?, literals));
+                }
+                _ => out.interludes.push(self.expr(item, &Ctx::default(), 0)?),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// The prompt's trailing markers the output may repeat at its start, as the PEG's root
+    /// reads them first (`(space (M1 | M2 …))?`): that option; empty when the root has none.
+    pub(crate) fn root_echo(&self) -> Expr {
+        let g: &'a Grammar = self.g;
+        let Node::Seq(items) = self.node(g.root) else {
+            return Expr::Empty;
+        };
+        let Some(Node::Repeat {
+            p,
+            min: 0,
+            max: Some(1),
+        }) = items.first().map(|&i| self.node(i))
+        else {
+            return Expr::Empty;
+        };
+        let Node::Seq(parts) = self.node(*p) else {
+            return Expr::Empty;
+        };
+        let [space, choice] = parts[..] else {
+            return Expr::Empty;
+        };
+        let (Node::Space, Node::Choice(options)) = (self.node(space), self.node(choice)) else {
+            return Expr::Empty;
+        };
+        let literals: Option<Vec<Expr>> = options
+            .iter()
+            .map(|&o| match self.node(o) {
+                Node::Literal(bytes) => Some(Expr::lit(&String::from_utf8_lossy(bytes))),
+                _ => None,
+            })
+            .collect();
+        match literals {
+            Some(l) if !l.is_empty() => Expr::optional(Expr::seq([Expr::space(), Expr::alt(l)])),
+            _ => Expr::Empty,
+        }
+    }
+
+    /// The literals of a node (through sequences, choices and repetitions), trimmed.
+    fn literals(&self, p: Parser, out: &mut Vec<String>, depth: usize) {
+        if depth > 16 {
+            return;
+        }
+        match self.node(p) {
+            Node::Literal(bytes) => out.push(String::from_utf8_lossy(bytes).trim().to_owned()),
+            Node::Seq(items) | Node::Choice(items) => {
+                items.iter().for_each(|&i| self.literals(i, out, depth + 1))
+            }
+            Node::Repeat { p, .. } | Node::Atomic(p) | Node::Tag { p, .. } => {
+                self.literals(*p, out, depth + 1)
+            }
+            _ => {}
+        }
+    }
+
+    /// The delimiters of the `until` texts the trigger rules' text may end with (a name or a
+    /// value read up to a delimiter, with nothing closing it): text right after such a block
+    /// must start with one of them, or the parser reads it as part of that name or value.
+    pub(crate) fn open_end(&self) -> Vec<String> {
+        let g: &'a Grammar = self.g;
+        let mut out = Vec::new();
+        for rule in g.rules.iter().filter(|r| r.trigger) {
+            let (delimiters, _) = self.trailing_until(rule.body, 0);
+            for d in delimiters {
+                if !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        }
+        out
+    }
+
+    /// The delimiters of the `until` texts `p` may end with, and whether `p` may match
+    /// nothing (so what precedes it may end its text).
+    fn trailing_until(&self, p: Parser, depth: usize) -> (Vec<String>, bool) {
+        if depth > 64 {
+            return (Vec::new(), false);
+        }
+        let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
+        match self.node(p) {
+            Node::Until(f) => (vec![text(f.needle())], true),
+            Node::UntilOneOf { delimiters, .. } => {
+                (delimiters.iter().map(|d| text(d)).collect(), true)
+            }
+            Node::Eps | Node::Start | Node::End | Node::Space | Node::Peek(_) | Node::Negate(_) => {
+                (Vec::new(), true)
+            }
+            Node::Chars { min, .. } => (Vec::new(), *min == 0),
+            Node::Seq(items) => {
+                let mut out = Vec::new();
+                for &item in items.iter().rev() {
+                    let (d, nullable) = self.trailing_until(item, depth + 1);
+                    out.extend(d);
+                    if !nullable {
+                        return (out, false);
+                    }
+                }
+                (out, true)
+            }
+            Node::Choice(items) => {
+                let mut out = Vec::new();
+                let mut nullable = false;
+                for &item in items.iter() {
+                    let (d, n) = self.trailing_until(item, depth + 1);
+                    out.extend(d);
+                    nullable |= n;
+                }
+                (out, nullable)
+            }
+            Node::Repeat { p, min, .. } => {
+                let (d, n) = self.trailing_until(*p, depth + 1);
+                (d, n || *min == 0)
+            }
+            Node::Atomic(p) | Node::Tag { p, .. } => self.trailing_until(*p, depth + 1),
+            Node::Ref(r) => match self.g.rules.get(*r as usize) {
+                Some(rule) => self.trailing_until(rule.body, depth + 1),
+                None => (Vec::new(), false),
+            },
+            _ => (Vec::new(), false),
+        }
+    }
+
+    /// The alternatives of the first repetition of a choice holding a trigger rule, searched
+    /// through the sequences and options from `p`.
+    fn find_turn_loop(&self, p: Parser, depth: usize) -> Option<Vec<Parser>> {
+        if depth > 8 {
+            return None;
+        }
+        let g: &'a Grammar = self.g;
+        match self.node(p) {
+            Node::Repeat {
+                p: body, max: None, ..
+            } => {
+                let Node::Choice(items) = self.node(*body) else {
+                    return None;
+                };
+                let trigger = |i: Parser| {
+                    matches!(self.node(i), Node::Ref(r)
+                        if g.rules.get(*r as usize).is_some_and(|r| r.trigger))
+                };
+                for &item in items.iter() {
+                    if trigger(item) {
+                        return Some(items.to_vec());
+                    }
+                    // One call block, then a loop of what may follow it (parallel calls off).
+                    if let Node::Seq(parts) = self.node(item) {
+                        if let [first, rest] = parts[..] {
+                            if trigger(first) {
+                                if let Node::Repeat { p, max: None, .. } = self.node(rest) {
+                                    if let Node::Choice(after) = self.node(*p) {
+                                        return Some(after.to_vec());
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                None
+            }
+            Node::Seq(items) => items
+                .iter()
+                .find_map(|&i| self.find_turn_loop(i, depth + 1)),
+            Node::Repeat {
+                p, max: Some(1), ..
+            }
+            | Node::Atomic(p) => self.find_turn_loop(*p, depth + 1),
+            _ => None,
+        }
+    }
+
     fn rule_ref(&mut self, r: u32, ctx: &Ctx, depth: usize) -> Result<Expr, GrammarError> {
         let key = (r, ctx.clone());
         if let Some(id) = self.rule_memo.get(&key) {
@@ -187,6 +412,7 @@ impl<'a> FromPeg<'a> {
         let plain = Ctx {
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
             ..ctx.clone()
         };
         Ok(match self.node(p) {
@@ -199,28 +425,19 @@ impl<'a> FromPeg<'a> {
                 Some(ws) => Expr::alt(ws.iter().map(|w| Expr::lit(w))),
                 None => Expr::space(),
             },
-            Node::Chars { class, min, max } => {
-                let (ranges, negated) = class.ranges();
-                let set = CharSet::new(ranges.iter().copied());
-                let set = if negated {
-                    match set {
-                        Some(s) => s.complement(),
-                        None => Some(CharSet::any()),
-                    }
-                } else {
-                    set
-                };
-                match set {
-                    Some(s) => Expr::repeat(Expr::Class(s), *min, *max),
-                    None if *min == 0 => Expr::Empty,
-                    None => Expr::Never,
-                }
-            }
+            Node::Chars { class, min, max } => match charset(class) {
+                Some(s) => Expr::repeat(Expr::Class(s), *min, *max),
+                None if *min == 0 => Expr::Empty,
+                None => Expr::Never,
+            },
             Node::Until(finder) => Expr::excluding([String::from_utf8_lossy(finder.needle())]),
             Node::UntilOneOf { delimiters, .. } => {
                 Expr::excluding(delimiters.iter().map(|d| String::from_utf8_lossy(d)))
             }
-            Node::Seq(items) => self.seq(items, ctx, d)?,
+            Node::Seq(items) => match self.member_object(items, ctx, d)? {
+                Some(object) => object,
+                None => self.seq(items, ctx, d)?,
+            },
             Node::Choice(items) => {
                 let mut taken = ctx.taken.clone();
                 let mut alts = Vec::new();
@@ -275,13 +492,44 @@ impl<'a> FromPeg<'a> {
         // Taken keys apply up to the first item that reads text other than whitespace.
         let mut taken = ctx.taken.clone();
         let mut after = ctx.after_until.clone();
-        for &item in items {
+        let mut skip = false;
+        for (i, &item) in items.iter().enumerate() {
+            // A greedy run of a class, then whitespace, then text starting with a character of
+            // the class: the PEG's run takes that character unless whitespace parts them.
+            let run = if i == 0 {
+                ctx.after_run.clone()
+            } else {
+                self.trailing_run(items[i - 1], 0)
+            };
             let c = Ctx {
                 taken: taken.clone(),
                 after_until: after.clone(),
+                after_run: run.clone(),
                 ..ctx.clone()
             };
-            out.push(self.expr(item, &c, d)?);
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            let next = items.get(i + 1).copied();
+            let option = run
+                .as_ref()
+                .and_then(|class| Some((class, self.space_then_class(item, class)?)));
+            match (run.as_ref(), self.node(item), next, option) {
+                (Some(class), Node::Space, Some(next), _)
+                    if self.starts_in_class(next, class, 0) =>
+                {
+                    // The whitespace and the item after it, together.
+                    out.push(self.spaced(next, class, &c, d)?);
+                    skip = true;
+                }
+                (_, _, _, Some((class, [_, first, rest @ ..]))) => {
+                    // An option of whitespace and such text: the same, inside the option.
+                    let lead = self.spaced(*first, class, &c, d)?;
+                    let rest = self.seq(rest, &c, d)?;
+                    out.push(Expr::optional(Expr::seq([lead, rest])));
+                }
+                _ => out.push(self.expr(item, &c, d)?),
+            }
             match self.node(item) {
                 Node::Negate(x) => {
                     for k in self.leading_keys(*x, 0) {
@@ -297,6 +545,100 @@ impl<'a> FromPeg<'a> {
             after = self.until_tail(item, 0);
         }
         Ok(Expr::seq(out))
+    }
+
+    /// Whitespace then `p`, right after a greedy run of `class`: where `p`'s text starts with a
+    /// character of the class, at least one whitespace character (per alternative of a choice).
+    fn spaced(
+        &mut self,
+        p: Parser,
+        class: &CharSet,
+        ctx: &Ctx,
+        d: usize,
+    ) -> Result<Expr, GrammarError> {
+        let alternatives: Vec<Parser> = match self.node(p) {
+            Node::Choice(items) => items.to_vec(),
+            _ => vec![p],
+        };
+        let mut out = Vec::new();
+        for a in alternatives {
+            let lead = if self.starts_in_class(a, class, 0) {
+                Expr::repeat(Expr::Class(super::ir::whitespace()), 1, None)
+            } else {
+                Expr::space()
+            };
+            out.push(Expr::seq([lead, self.expr(a, ctx, d)?]));
+        }
+        Ok(Expr::alt(out))
+    }
+
+    /// When `p` is an option of a sequence of whitespace then text that may start with a
+    /// character of `class`: that sequence's items (at least two).
+    fn space_then_class(&self, p: Parser, class: &CharSet) -> Option<&'a [Parser]> {
+        let g: &'a Grammar = self.g;
+        let Node::Repeat {
+            p: opt,
+            min: 0,
+            max: Some(1),
+        } = g.node(p)
+        else {
+            return None;
+        };
+        match g.node(*opt) {
+            Node::Seq(parts)
+                if parts.len() >= 2
+                    && matches!(g.node(parts[0]), Node::Space)
+                    && self.starts_in_class(parts[1], class, 0) =>
+            {
+                Some(parts)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a text of `p` may start with a character of `class`.
+    fn starts_in_class(&self, p: Parser, class: &CharSet, depth: usize) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        match self.node(p) {
+            Node::Literal(bytes) => String::from_utf8_lossy(bytes)
+                .chars()
+                .next()
+                .is_some_and(|c| class.contains(c)),
+            Node::Chars { class: other, .. } => charset(other).is_some_and(|o| overlap(&o, class)),
+            Node::Choice(items) => items
+                .iter()
+                .any(|&i| self.starts_in_class(i, class, depth + 1)),
+            Node::Seq(items) => items
+                .first()
+                .is_some_and(|&i| self.starts_in_class(i, class, depth + 1)),
+            Node::Tag { p, .. } | Node::Atomic(p) => self.starts_in_class(*p, class, depth + 1),
+            _ => false,
+        }
+    }
+
+    /// The class of the unbounded run `p` ends with.
+    fn trailing_run(&self, p: Parser, depth: usize) -> Option<CharSet> {
+        if depth > 16 {
+            return None;
+        }
+        match self.node(p) {
+            Node::Chars {
+                class, max: None, ..
+            } => charset(class),
+            Node::Tag { p, .. } | Node::Atomic(p) => self.trailing_run(*p, depth + 1),
+            Node::Seq(items) => self.trailing_run(*items.last()?, depth + 1),
+            // Every alternative ends with a run: any of their characters.
+            Node::Choice(items) => {
+                let mut ranges = Vec::new();
+                for &i in items.iter() {
+                    ranges.extend_from_slice(self.trailing_run(i, depth + 1)?.ranges());
+                }
+                CharSet::new(ranges)
+            }
+            _ => None,
+        }
     }
 
     /// When `p` ends with an `until`: the leading whitespace of its delimiters (what a `space`
@@ -437,6 +779,7 @@ impl<'a> FromPeg<'a> {
                         param: Some(i),
                         taken: Vec::new(),
                         after_until: None,
+                        after_run: None,
                     };
                     alts.push(self.expr(inner, &c, d)?);
                 }
@@ -496,6 +839,7 @@ impl<'a> FromPeg<'a> {
             param: None,
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
         };
         let body = self.expr(p, &ctx, d)?;
         self.json.rules.set_body(id, body)?;
@@ -580,13 +924,22 @@ impl<'a> FromPeg<'a> {
             let id = self.json.schema(&rule_name, schema);
             self.json.python = flavour;
             (id?, ValueKind::Json)
+        } else if let Some((open, close)) = self.literal.clone() {
+            // Literal values with custom quotes: the parameter's schema written as a literal
+            // (strings in the quotes, bare keys), as the parser converts literals to JSON.
+            let saved = self.json.quotes.replace((open.clone(), close.clone()));
+            let id = self.json.schema(&rule_name, schema);
+            self.json.quotes = saved;
+            (id?, ValueKind::Literal { open, close })
         } else {
-            // Another value syntax (literal values with custom quotes): the node's own rules.
+            // Another value syntax: the node's own rules.
             let body = self.raw_text(inner, ctx, d)?;
-            let (open, close) = self.literal.clone().unwrap_or_default();
             (
                 self.json.rules.define(&rule_name, body)?,
-                ValueKind::Literal { open, close },
+                ValueKind::Literal {
+                    open: String::new(),
+                    close: String::new(),
+                },
             )
         };
         let role = Role::Argument {
@@ -607,6 +960,7 @@ impl<'a> FromPeg<'a> {
             param: None,
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
         };
         self.expr(inner, &c, d)
     }
@@ -751,14 +1105,14 @@ impl<'a> FromPeg<'a> {
         let [sep, arg2] = more_items.as_ref() else {
             return Ok(None);
         };
+        // The same argument node in both places. (Lists whose items hold guards before the
+        // argument stay repetitions: their argument rules would end in optional regular
+        // parts, which llguidance's greedy lexer runs into what follows the list.)
         let arg_tag = self.g.tag_id(tags::TOOL_ARG);
         let is_arg = matches!(self.node(*arg), Node::Tag { tag, .. } if Some(*tag) == arg_tag);
         if arg != arg2 || !is_arg {
             return Ok(None);
         }
-        let Node::Tag { p: arg_inner, .. } = self.node(*arg) else {
-            return Ok(None);
-        };
         let tool = &self.tools[t];
         let params: Vec<(usize, bool)> = tool
             .parameter_names()
@@ -770,56 +1124,200 @@ impl<'a> FromPeg<'a> {
             param: None,
             taken: Vec::new(),
             after_until: None,
+            after_run: None,
         };
         let sep = self.expr(*sep, &plain, d)?;
-        let mut items = Vec::new();
+        let (mut items, mut later) = (Vec::new(), Vec::new());
         for &(i, _) in &params {
             let c = Ctx {
                 tool: Some(t),
                 param: Some(i),
                 taken: Vec::new(),
                 after_until: None,
+                after_run: None,
             };
-            items.push(self.expr(*arg_inner, &c, d)?);
+            items.push(self.expr(*arg, &c, d)?);
+            later.push(self.expr(*arg2, &c, d)?);
         }
         if params.len() > MAX_ORDER_FREE {
             // Too many for the subsets: any parameters in any order, repeats allowed.
-            let any = Expr::alt(items);
             return Ok(Some(Expr::optional(Expr::seq([
-                any.clone(),
-                Expr::repeat(Expr::seq([sep, any]), 0, None),
+                Expr::alt(items),
+                Expr::repeat(Expr::seq([sep, Expr::alt(later)]), 0, None),
             ]))));
         }
-        // Any order, each parameter at most once, every required one present: one rule per
-        // set of parameters written so far (a bit mask).
-        let n = params.len();
         let required: u32 = params
             .iter()
             .filter(|(_, r)| *r)
             .fold(0, |m, (i, _)| m | (1 << i));
-        let tool_name = tool.name().to_owned();
-        let ids: Vec<RuleId> = (0..(1u32 << n))
-            .map(|_| self.json.rules.declare(&format!("{tool_name}-arguments")))
+        let name = format!("{}-arguments", tool.name());
+        self.at_most_once(&name, &items, &later, required, &sep)
+            .map(Some)
+    }
+
+    /// `items` in any order, each at most once, separated by `sep`, the ones in the bit mask
+    /// `required` present: one rule per set of items written so far (a bit mask), named after
+    /// `name`. Item `i` is written `items[i]` first, `later[i]` after another. At most
+    /// [`MAX_ORDER_FREE`] items.
+    fn at_most_once(
+        &mut self,
+        name: &str,
+        items: &[Expr],
+        later: &[Expr],
+        required: u32,
+        sep: &Expr,
+    ) -> Result<Expr, GrammarError> {
+        let n = items.len().min(MAX_ORDER_FREE);
+        if n == 0 {
+            return Ok(Expr::Empty);
+        }
+        let full = (1u32 << n) - 1;
+        let ids: Vec<RuleId> = (0..full)
+            .map(|_| self.json.rules.declare(name))
             .collect::<Result<_, _>>()?;
-        for mask in 0..(1u32 << n) {
+        for mask in 0..full {
             let mut alts = Vec::new();
             if mask & required == required {
                 alts.push(Expr::Empty);
             }
-            for (i, item) in items.iter().enumerate() {
+            for (i, item) in items.iter().take(n).enumerate() {
                 if mask & (1 << i) != 0 {
                     continue;
                 }
-                let next = Expr::Ref(ids[(mask | (1 << i)) as usize]);
-                let lead = if mask == 0 { Expr::Empty } else { sep.clone() };
-                alts.push(Expr::seq([lead, item.clone(), next]));
+                // Every item written: nothing more.
+                let next = match mask | (1 << i) {
+                    m if m == full => Expr::Empty,
+                    m => Expr::Ref(ids[m as usize]),
+                };
+                let item = if mask == 0 {
+                    item.clone()
+                } else {
+                    Expr::seq([sep.clone(), later.get(i).unwrap_or(item).clone()])
+                };
+                alts.push(Expr::seq([item, next]));
             }
             self.json
                 .rules
                 .set_body(ids[mask as usize], Expr::alt(alts))?;
         }
-        Ok(Some(Expr::Ref(ids[0])))
+        Ok(Expr::Ref(ids[0]))
     }
+
+    /// A JSON object whose members are a choice, as a call object is read:
+    /// `{ (!K other ,)* R (, member)* }` with `member = R | M1 | … | any other key` (`other`
+    /// the same choice without `R`). Inside a call the grammar writes `R` and the `Mi` each at
+    /// most once, in any order, `R` present: a repeated member is not a call the parser reads
+    /// as written (repeated arguments are joined), and "any other key" is skipped by the parser.
+    /// `None` when `items` (a sequence's) is not such an object or not inside a call.
+    fn member_object(
+        &mut self,
+        items: &[Parser],
+        ctx: &Ctx,
+        d: usize,
+    ) -> Result<Option<Expr>, GrammarError> {
+        if ctx.tool.is_none() || ctx.param.is_some() {
+            return Ok(None);
+        }
+        // The opening `{ (!K other ,)*` may be a sequence of its own.
+        let mut flat = Vec::new();
+        if let Some((&first, rest)) = items.split_first() {
+            match self.node(first) {
+                Node::Seq(open) => flat.extend(open.iter().copied()),
+                _ => flat.push(first),
+            }
+            flat.extend(rest.iter().copied());
+        }
+        let lit = |p: Parser, text: &[u8]| matches!(self.node(p), Node::Literal(b) if &**b == text);
+        let space = |p: Parser| matches!(self.node(p), Node::Space);
+        let star = |p: Parser| match self.node(p) {
+            Node::Repeat {
+                p,
+                min: 0,
+                max: None,
+            } => match self.node(*p) {
+                Node::Seq(items) => Some(items.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let [open, s1, before, required, after, s2, close] = flat[..] else {
+            return Ok(None);
+        };
+        if !(lit(open, b"{") && space(s1) && space(s2) && lit(close, b"}")) {
+            return Ok(None);
+        }
+        let (Some(before), Some(after)) = (star(before), star(after)) else {
+            return Ok(None);
+        };
+        // before = !K other space "," space; after = space "," space member.
+        let [neg, other, b1, comma, b2] = before[..] else {
+            return Ok(None);
+        };
+        let [a1, comma2, a2, member] = after[..] else {
+            return Ok(None);
+        };
+        let shaped = matches!(self.node(neg), Node::Negate(_))
+            && space(b1)
+            && lit(comma, b",")
+            && space(b2)
+            && space(a1)
+            && lit(comma2, b",")
+            && space(a2);
+        let (Node::Choice(others), Node::Choice(members)) = (self.node(other), self.node(member))
+        else {
+            return Ok(None);
+        };
+        if !shaped || members.first() != Some(&required) || members[1..] != others[..] {
+            return Ok(None);
+        }
+        let plain = Ctx {
+            taken: Vec::new(),
+            after_until: None,
+            after_run: None,
+            ..ctx.clone()
+        };
+        let mut written = vec![self.expr(required, &plain, d)?];
+        for &m in others.iter() {
+            if !self.leads_with_any_key(m, 0) {
+                written.push(self.expr(m, &plain, d)?);
+            }
+        }
+        if written.len() > MAX_ORDER_FREE {
+            return Ok(None);
+        }
+        let sep = Expr::seq([Expr::space(), Expr::lit(","), Expr::space()]);
+        let tool = ctx.tool.and_then(|t| self.tools.get(t)).map(Tool::name);
+        let name = format!("{}-members", tool.unwrap_or_default());
+        let body = self.at_most_once(&name, &written, &written, 1, &sep)?;
+        Ok(Some(Expr::seq([
+            Expr::lit("{"),
+            Expr::space(),
+            body,
+            Expr::space(),
+            Expr::lit("}"),
+        ])))
+    }
+}
+
+/// The characters of a PEG class (`None`: none).
+fn charset(class: &crate::peg::CharClass) -> Option<CharSet> {
+    let (ranges, negated) = class.ranges();
+    let set = CharSet::new(ranges.iter().copied());
+    if negated {
+        match set {
+            Some(s) => s.complement(),
+            None => Some(CharSet::any()),
+        }
+    } else {
+        set
+    }
+}
+
+/// Whether two sets share a character.
+fn overlap(a: &CharSet, b: &CharSet) -> bool {
+    a.ranges()
+        .iter()
+        .any(|&(lo, hi)| b.ranges().iter().any(|&(l, h)| lo <= h && l <= hi))
 }
 
 /// Calls `f` on the children of a node (rule references resolved to the rule bodies).

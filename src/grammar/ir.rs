@@ -407,6 +407,8 @@ pub struct SchemaRule {
     pub schema: Value,
     /// Python-dict literals (single-quoted strings, `True`/`False`/`None`) instead of JSON.
     pub python: bool,
+    /// Literal values with these string quotes and bare keys instead of JSON.
+    pub quotes: Option<(String, String)>,
 }
 
 /// One named rule.

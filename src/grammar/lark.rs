@@ -10,6 +10,10 @@
 //!   one regular expression);
 //! - in the other rules, each maximal run of regular items of a sequence becomes one terminal
 //!   (`R_<rule>_<n>`); a run that can be empty is used as `R?` over its non-empty part;
+//! - a run before a context-free item joins the regular prefixes the item's text starts with,
+//!   through rule references (`R (P1 rest1 | P2 rest2)`, the rests auxiliary rules
+//!   `<rule>__<n>`): where the text goes on (the glue before a further call, the tail after
+//!   the last) is then decided inside one lexeme, never by a lexeme that ended too early;
 //! - text without some delimiters is a terminal of its own, `/(?s:.*)/ & ~/(?s:.*)(D1|D2)(?s:.*)/`
 //!   (llguidance's and/not operators), used inside the runs;
 //! - a JSON-flavour schema rule is `name: %json {schema}` (llguidance's own JSON Schema
@@ -30,9 +34,15 @@ pub fn print(rules: &Rules) -> String {
         rules,
         kinds: &kinds,
         nullable: rules.nullable(),
+        recursive: rules.recursive(),
         terminals: Vec::new(),
         excluding: HashMap::new(),
         runs: 0,
+        rule_heads: HashMap::new(),
+        visiting: vec![false; rules.rules().len()],
+        aux: Vec::new(),
+        printed: HashMap::new(),
+        run_bytes: 0,
     };
     let mut out = String::from("%llguidance {}\n\n");
     let mut body_lines = Vec::new();
@@ -67,6 +77,14 @@ pub fn print(rules: &Rules) -> String {
             }
         }
     }
+    // Auxiliary rules (printing one may add more).
+    let mut i = 0;
+    while i < p.aux.len() {
+        let (name, items) = p.aux[i].clone();
+        let body = p.seq_items(&name, &items);
+        body_lines.push(format!("{name}: {body}"));
+        i += 1;
+    }
     for line in body_lines {
         let _ = writeln!(out, "{line}");
     }
@@ -95,7 +113,11 @@ fn kinds(rules: &Rules) -> Vec<Kind> {
     let json: Vec<bool> = rules
         .rules()
         .iter()
-        .map(|r| r.schema.as_ref().is_some_and(|s| !s.python))
+        .map(|r| {
+            r.schema
+                .as_ref()
+                .is_some_and(|s| !s.python && s.quotes.is_none())
+        })
         .collect();
     // Rules reached only through %json rules are not printed.
     let mut printed = vec![false; n];
@@ -173,11 +195,43 @@ struct Printer<'r> {
     rules: &'r Rules,
     kinds: &'r [Kind],
     nullable: Vec<bool>,
+    recursive: Vec<bool>,
     /// Terminals added by the printer: runs and delimiter exclusions.
     terminals: Vec<(String, String)>,
     excluding: HashMap<Vec<String>, String>,
     runs: usize,
+    /// Per rule, its heads (see [`Printer::heads`]) once computed: each head's regular prefix
+    /// and the auxiliary rule holding the rest (`None`: nothing follows); `None` when the rule
+    /// has no head worth splitting.
+    rule_heads: HashMap<usize, Option<Vec<Head>>>,
+    /// Rules whose heads are being computed (a cycle leaves the rule whole).
+    visiting: Vec<bool>,
+    /// Auxiliary rules: the rest of a rule after one of its heads (name, items).
+    aux: Vec<(String, Vec<Item>)>,
+    /// Sequences already printed (the same items print the same, whichever rule holds them).
+    printed: HashMap<Vec<Item>, String>,
+    /// The size of the run terminals so far: past [`MAX_RUN_BYTES`] runs are no longer joined
+    /// with the heads that follow them (the grammar stays bounded; lexing may then fail where
+    /// a lexeme ends too early).
+    run_bytes: usize,
 }
+
+/// How much run terminal text the printer writes before it stops joining runs with heads.
+const MAX_RUN_BYTES: usize = 16 << 20;
+
+/// A rule's head: its regular prefix and the auxiliary rule holding the rest (`None`: nothing
+/// follows).
+type Head = (Expr, Option<usize>);
+
+/// An item of a sequence being printed: an expression, or an auxiliary rule.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Item {
+    E(Expr),
+    Aux(usize),
+}
+
+/// Most heads a rule or an item may split into (past it, it is printed whole).
+const MAX_HEADS: usize = 256;
 
 impl Printer<'_> {
     fn is_regular(&self, e: &Expr) -> bool {
@@ -240,6 +294,7 @@ impl Printer<'_> {
             parts.join(" ")
         };
         self.runs += 1;
+        self.run_bytes += body.len();
         let name = format!("R_{}_{}", terminal_name(rule), self.runs);
         let nullable = items.iter().all(|i| expr_nullable(i, &self.nullable));
         if nullable {
@@ -253,21 +308,154 @@ impl Printer<'_> {
         }
     }
 
-    /// A sequence in a rule: maximal regular runs as terminals. A run ending in optional parts
-    /// before a context-free item is distributed (`R (O N | N)` for `R O? N`): the optional
-    /// part and the item's first lexeme then start at the same place, so a greedy lexeme never
-    /// runs into the item's start.
+    /// A sequence in a rule: maximal regular runs as terminals.
     fn seq_parts(&mut self, rule: &str, items: &[Expr]) -> String {
-        let Some(k) = items.iter().position(|i| !self.is_regular(i)) else {
-            return self.run(rule, items);
+        let items: Vec<Item> = items.iter().cloned().map(Item::E).collect();
+        self.seq_items(rule, &items)
+    }
+
+    /// A sequence of items in a rule: maximal regular runs as terminals.
+    ///
+    /// A run before a context-free item whose text starts with regular prefixes (its
+    /// [`heads`](Self::heads)) joins each of them in one lexeme: `R (P1 rest1 | P2 rest2)`
+    /// for `R item`. A greedy lexer then never ends `R` where another way on (the end of the
+    /// text, another item) would have taken more: the ways on diverge inside one lexeme.
+    ///
+    /// Otherwise, a run ending in optional parts before the item is distributed (`R (O N | N)`
+    /// for `R O? N`): the optional part and the item's first lexeme then start at the same
+    /// place, so a greedy lexeme never runs into the item's start.
+    fn seq_items(&mut self, rule: &str, items: &[Item]) -> String {
+        if let Some(s) = self.printed.get(items) {
+            return s.clone();
+        }
+        let s = self.seq_items_new(rule, items);
+        self.printed.insert(items.to_vec(), s.clone());
+        s
+    }
+
+    fn seq_items_new(&mut self, rule: &str, items: &[Item]) -> String {
+        let regular = |p: &Self, i: &Item| matches!(i, Item::E(e) if p.is_regular(e));
+        let Some(k) = items.iter().position(|i| !regular(self, i)) else {
+            let run: Vec<Expr> = items.iter().filter_map(item_expr).collect();
+            return self.run(rule, &run);
         };
-        let first = self.rule_expr(rule, &items[k], Prec::Seq);
-        let rest = if k + 1 < items.len() {
-            format!("{first} {}", self.seq_parts(rule, &items[k + 1..]))
+        let run: Vec<Expr> = items[..k].iter().filter_map(item_expr).collect();
+        let after = if k + 1 < items.len() {
+            Some(self.seq_items(rule, &items[k + 1..]))
         } else {
-            first
+            None
         };
-        self.distribute(rule, &items[..k], rest, 0)
+        let with_after = |s: String| match &after {
+            Some(a) => format!("{s} {a}"),
+            None => s,
+        };
+        if !run.is_empty() && self.run_bytes < MAX_RUN_BYTES {
+            if let Item::E(e) = &items[k] {
+                let heads = self.heads(e, 0);
+                // Every way on starts with a regular prefix (an item that may start with
+                // nothing leaves the run a lexeme of its own: what follows the item, outside
+                // this sequence, starts where the run ends, as do the item's prefixes).
+                if !heads.is_empty() && heads.iter().all(|(p, _)| *p != Expr::Empty) {
+                    let mut alts = Vec::new();
+                    for (prefix, rest) in heads {
+                        let mut lexeme = run.clone();
+                        lexeme.push(prefix);
+                        let lexeme = self.run(rule, &lexeme);
+                        if rest.is_empty() {
+                            alts.push(lexeme);
+                        } else {
+                            let rest = self.seq_items(rule, &rest);
+                            alts.push(format!("{lexeme} {rest}"));
+                        }
+                    }
+                    return with_after(format!("({})", alts.join(" | ")));
+                }
+            }
+        }
+        let first = match &items[k] {
+            Item::E(e) => self.rule_expr(rule, e, Prec::Seq),
+            Item::Aux(a) => self.aux[*a].0.clone(),
+        };
+        let tail = with_after(first);
+        self.distribute(rule, &run, tail, 0)
+    }
+
+    /// The ways the text of a context-free `e` starts: each a regular prefix (possibly empty)
+    /// and the items that follow it. Rules are entered when they are context-free rules, not
+    /// recursive; the rest of a rule after a head is an auxiliary rule.
+    fn heads(&mut self, e: &Expr, depth: usize) -> Vec<(Expr, Vec<Item>)> {
+        let whole = || vec![(Expr::Empty, vec![Item::E(e.clone())])];
+        if self.is_regular(e) {
+            return vec![(e.clone(), Vec::new())];
+        }
+        if depth > 16 {
+            return whole();
+        }
+        match e {
+            Expr::Ref(r) if self.kinds[r.0] == Kind::Rule && !self.recursive[r.0] => {
+                match self.heads_of_rule(r.0, depth) {
+                    Some(heads) => heads
+                        .into_iter()
+                        .map(|(p, aux)| (p, aux.map(Item::Aux).into_iter().collect()))
+                        .collect(),
+                    None => whole(),
+                }
+            }
+            Expr::Alt(items) => {
+                let mut out = Vec::new();
+                for item in items {
+                    out.extend(self.heads(item, depth + 1));
+                    if out.len() > MAX_HEADS {
+                        return whole();
+                    }
+                }
+                out
+            }
+            Expr::Seq(items) => {
+                let Some(k) = items.iter().position(|i| !self.is_regular(i)) else {
+                    return vec![(e.clone(), Vec::new())];
+                };
+                let prefix = Expr::seq(items[..k].iter().cloned());
+                self.heads(&items[k], depth + 1)
+                    .into_iter()
+                    .map(|(p, mut rest)| {
+                        rest.extend(items[k + 1..].iter().cloned().map(Item::E));
+                        (Expr::seq([prefix.clone(), p]), rest)
+                    })
+                    .collect()
+            }
+            _ => whole(),
+        }
+    }
+
+    /// The heads of rule `r` (memoised), the rest after each one an auxiliary rule.
+    fn heads_of_rule(&mut self, r: usize, depth: usize) -> Option<Vec<Head>> {
+        if let Some(h) = self.rule_heads.get(&r) {
+            return h.clone();
+        }
+        if std::mem::replace(&mut self.visiting[r], true) {
+            return None;
+        }
+        let body = self.rules.rules()[r].body.clone();
+        let heads = self.heads(&body, depth + 1);
+        self.visiting[r] = false;
+        let worth = !heads.is_empty() && heads.iter().all(|(p, _)| *p != Expr::Empty);
+        let out = worth.then(|| {
+            let base = rule_name(self.rules, RuleId(r));
+            heads
+                .into_iter()
+                .enumerate()
+                .map(|(j, (p, rest))| {
+                    let aux = (!rest.is_empty()).then(|| {
+                        self.aux.push((format!("{base}__{j}"), rest));
+                        self.aux.len() - 1
+                    });
+                    (p, aux)
+                })
+                .collect()
+        });
+        self.rule_heads.insert(r, out.clone());
+        out
     }
 
     fn distribute(&mut self, rule: &str, run: &[Expr], tail: String, depth: usize) -> String {
@@ -326,6 +514,14 @@ impl Printer<'_> {
             }
             other => self.regular(other, ctx),
         }
+    }
+}
+
+/// The expression of an item that is one.
+fn item_expr(i: &Item) -> Option<Expr> {
+    match i {
+        Item::E(e) => Some(e.clone()),
+        Item::Aux(_) => None,
     }
 }
 

@@ -17,10 +17,20 @@
 //!
 //! # Laziness
 //!
-//! - `tool_choice: auto` (the default): **lazy**. The grammar is the call block alone (`calls
-//!   (ws calls)*` with parallel calls, one block otherwise, then optional whitespace and the
-//!   end-of-turn marker); a server applies it from the first [`Trigger`] on. Only rules
-//!   reachable from the block are emitted.
+//! - `tool_choice: auto` (the default): **lazy**. The grammar is the call block and what the
+//!   PEG's turn loop (`(calls | other)*` of its root) allows beside it: `calls (glue calls)*
+//!   tail` with parallel calls, `calls tail` otherwise, where `glue` is whitespace and the
+//!   loop's other blocks (the reasoning blocks of interleaved formats), and `tail` is glue,
+//!   then text (see below), then one of the loop's turn ends (each marker-led form of the turn
+//!   ends, stray closers). A server applies it from the first [`Trigger`] on. Only rules
+//!   reachable from the root are emitted.
+//! - Text after the calls (the parser's content) is allowed where the turn loop reads content
+//!   and every call and block starts with a distinctive marker: the text holds none of the
+//!   format's markers, so a further call cannot hide in it. A stray reasoning closer is no
+//!   turn end where reasoning needs no opener (the parser would read all before it as
+//!   reasoning). A block whose text may end in a name or value read up to a delimiter is
+//!   followed by nothing, or by whitespace first when that is a delimiter (else the text would
+//!   read as part of that name).
 //! - `tool_choice: required` or a named function: **not lazy**. The grammar is the whole output:
 //!   the reasoning the format allows first (a block closed by its end marker; when the prompt
 //!   opened it, the rest of it), then the calls. A named function leaves only that function.
@@ -43,11 +53,19 @@
 //!   llguidance, which checks more of them (formats, bounds, patterns). Object keys come in the
 //!   declared order in both, and `additionalProperties` is false unless the schema says
 //!   otherwise.
-//! - Tagged arguments come in declared order; Python-dict arguments use expanded rules in both
+//! - Tagged arguments and the members of a JSON call object come in any order, each at most
+//!   once (one rule per set written so far); Python-dict arguments use expanded rules in both
 //!   flavours (`%json` is JSON only).
 //! - A trigger inside the reasoning starts the grammar there (as llama.cpp's word triggers
 //!   do); for channel formats (whose headers also open reasoning) the trigger is a pattern
-//!   through the tool name.
+//!   through the tool name. A trigger split between the prompt's prefill and the output never
+//!   fires (the grammar cannot start inside a marker).
+//! - Text after the calls only where every call starts with a marker the text may not hold:
+//!   elsewhere (a call opened by a bare `{`) llguidance's greedy lexer would take a further
+//!   call for text, so only whitespace and the turn end follow. Calls after such text are not
+//!   allowed (the text would have to hold their opener).
+//! - Required (non-lazy) grammars write the reasoning as the format delimits it (opener, text
+//!   without the closer, closer), not with the PEG's look-aheads past call markers.
 
 pub mod from_peg;
 pub mod gbnf;
@@ -230,21 +248,52 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         if blocks.is_empty() {
             blocks = t.tool_nodes()?;
         }
+        let turn = t.turn_loop()?;
+        let open = t.open_end();
+        let echo = t.root_echo();
         let names_in_peg = t.names_in_peg.get();
         drop(t);
         let block = Expr::alt(blocks);
         let block_id = rules.define("calls", block)?;
         let block = Expr::Ref(block_id);
+        // Between and after the calls: whitespace and the blocks the turn loop allows beside
+        // them (reasoning blocks of interleaved formats).
+        let interludes = turn
+            .as_ref()
+            .map(|l| l.interludes.clone())
+            .unwrap_or_default();
+        let interludes = if interludes.is_empty() {
+            Expr::Empty
+        } else {
+            let id = rules.define("interlude", Expr::alt(interludes.clone()))?;
+            Expr::repeat(Expr::seq([Expr::Ref(id), Expr::space()]), 0, None)
+        };
+        // A block whose text may end in a name or value read up to a delimiter: what follows
+        // it starts with one of the delimiters (whitespace, when that is one; else only the
+        // next call's opener, which is one).
+        let ws_ends_open = open.iter().any(|d| d.starts_with(char::is_whitespace));
+        let lead = if open.is_empty() {
+            Expr::space()
+        } else {
+            Expr::repeat(Expr::Class(ir::whitespace()), 1, None)
+        };
+        let glue = if open.is_empty() {
+            Expr::seq([Expr::space(), interludes.clone()])
+        } else if ws_ends_open {
+            Expr::alt([Expr::space(), Expr::seq([lead.clone(), interludes.clone()])])
+        } else {
+            Expr::Empty
+        };
         let calls = if options.parallel_tool_calls {
             Expr::seq([
                 block.clone(),
-                Expr::repeat(Expr::seq([Expr::space(), block.clone()]), 0, None),
+                Expr::repeat(Expr::seq([glue, block.clone()]), 0, None),
             ])
         } else {
             block.clone()
         };
         // The triggers, from the block alone (its rules finished: what matches nothing gone).
-        let triggers = if lazy {
+        let starts = {
             let mut alone = rules.clone();
             let root = alone.root();
             alone.set_body(root, block.clone())?;
@@ -255,36 +304,72 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
                 format.channels.is_some(),
                 names_in_peg,
                 parser.preserved_tokens(),
+                parser.triggers(),
             )
-        } else {
-            Vec::new()
         };
-        let words: Vec<&str> = triggers
+        // The turn's ends: the turn loop's (each marker-led form of the turn ends, and stray
+        // closers), else the format's turn end. A stray reasoning closer is left out where
+        // reasoning needs no opener: the parser would read all that precedes it as reasoning.
+        let reasoning_end = format.reasoning.end.trim();
+        let implicit_reasoning =
+            format.reasoning.start.trim().is_empty() && !reasoning_end.is_empty();
+        let ends = match &turn {
+            Some(l) if !l.ends.is_empty() => Expr::optional(Expr::alt(
+                l.ends
+                    .iter()
+                    .filter(|(_, literals)| {
+                        !(implicit_reasoning && literals.iter().all(|l| l == reasoning_end))
+                    })
+                    .map(|(e, _)| e.clone()),
+            )),
+            _ => turn_end(&format.turn_end),
+        };
+        // Text after the calls is content, where the turn loop reads it and every call block
+        // starts with a trigger word: the text holds no trigger (a further call would start
+        // one) and no marker of the format (a greedy lexeme of that text would otherwise run
+        // into a marker that follows).
+        let words: Vec<&str> = starts
             .iter()
             .filter(|t| t.kind == TriggerKind::Word)
             .map(|t| t.value.as_str())
             .collect();
-        // Text after the calls would be the parser's content, but llguidance's greedy lexer
-        // cannot tell such text from a further call that starts with a short lexeme (`{`):
-        // after the calls only whitespace and the end of turn.
-        let text_after = false;
-        // Text after the calls holds no trigger and no marker of the format (a greedy lexeme
-        // of that text would otherwise run into a call's optional closing marker).
-        let markers = block_markers(&rules, block_id);
-        let mut stops = words.clone();
-        stops.extend(
-            parser
-                .preserved_tokens()
+        // Each call starts with a marker too (a call inside a block whose closer may be left
+        // out would otherwise read as text: `{` starts both).
+        let openers = triggers::call_openers(&rules, block_id).unwrap_or_default();
+        let distinctive = |w: &String| {
+            let w = w.trim();
+            w.chars().count() >= 2 && !w.chars().all(|c| c.is_alphanumeric() || c == '_')
+        };
+        let text_after = turn.as_ref().is_some_and(|l| l.text)
+            && !words.is_empty()
+            && words.len() == starts.len()
+            && !openers.is_empty()
+            && openers.iter().all(distinctive);
+        let text = if text_after {
+            let mut markers = openers.clone();
+            for e in [&interludes, &ends] {
+                literal_markers_through(&rules, e, &mut markers);
+            }
+            let stops: Vec<&str> = words
                 .iter()
-                .map(|t| t.trim())
+                .copied()
+                .chain(parser.preserved_tokens().iter().map(|t| t.trim()))
                 .chain(markers.iter().map(String::as_str))
-                .filter(|t| t.chars().count() >= 2),
-        );
-        let tail = tail(&format.turn_end, text_after.then_some(stops.as_slice()));
-        let body = if lazy {
-            Expr::seq([calls, tail])
+                .filter(|t| t.chars().count() >= 2)
+                .collect();
+            Expr::excluding(stops)
         } else {
-            Expr::seq([prelude(parser), calls, tail])
+            Expr::Empty
+        };
+        let tail = match (open.is_empty(), ws_ends_open) {
+            (true, _) => Expr::seq([Expr::space(), interludes, text, ends]),
+            (false, true) => Expr::optional(Expr::seq([lead, interludes, text, ends])),
+            (false, false) => Expr::Empty,
+        };
+        let (body, triggers) = if lazy {
+            (Expr::seq([calls, tail]), starts)
+        } else {
+            (Expr::seq([echo, prelude(parser), calls, tail]), Vec::new())
         };
         (body, triggers)
     } else if let Some(schema) = &parser.json_schema {
@@ -311,28 +396,13 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
     })
 }
 
-/// The marker-like literals of the block (two characters or more, not only letters, digits and
-/// `_`), outside schema rules.
-fn block_markers(rules: &Rules, block: ir::RuleId) -> Vec<String> {
-    fn walk(e: &Expr, out: &mut Vec<String>) {
-        match e {
-            Expr::Literal(text) => {
-                let t = text.trim();
-                if t.chars().count() >= 2
-                    && !t.chars().all(|c| c.is_alphanumeric() || c == '_')
-                    && !out.iter().any(|o| o == t)
-                {
-                    out.push(t.to_owned());
-                }
-            }
-            Expr::Seq(items) | Expr::Alt(items) => items.iter().for_each(|i| walk(i, out)),
-            Expr::Repeat { expr, .. } => walk(expr, out),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
+/// Adds the marker-like literals of `e` and of the rules it references (outside schema
+/// rules) to `out`.
+fn literal_markers_through(rules: &Rules, e: &Expr, out: &mut Vec<String>) {
+    literal_markers(e, out);
     let mut seen = vec![false; rules.rules().len()];
-    let mut stack = vec![block];
+    let mut stack = Vec::new();
+    e.for_each_ref(&mut |r| stack.push(r));
     while let Some(id) = stack.pop() {
         if std::mem::replace(&mut seen[id.index()], true) {
             continue;
@@ -341,16 +411,32 @@ fn block_markers(rules: &Rules, block: ir::RuleId) -> Vec<String> {
         if rule.schema.is_some() || rule.schema_internal {
             continue;
         }
-        walk(&rule.body, &mut out);
+        literal_markers(&rule.body, out);
         rule.body.for_each_ref(&mut |r| stack.push(r));
     }
-    out
 }
 
-/// What may follow the calls: the end-of-turn marker (whole, or up to one of its markers) when
-/// the server leaves it in the text; with word triggers (`after`), also text holding none of
-/// them (the parser reads it as content; another call would need a trigger).
-fn tail(turn_end: &str, after: Option<&[&str]>) -> Expr {
+/// Adds the marker-like literals of `e` (not through references) to `out`.
+fn literal_markers(e: &Expr, out: &mut Vec<String>) {
+    match e {
+        Expr::Literal(text) => {
+            let t = text.trim();
+            if t.chars().count() >= 2
+                && !t.chars().all(|c| c.is_alphanumeric() || c == '_')
+                && !out.iter().any(|o| o == t)
+            {
+                out.push(t.to_owned());
+            }
+        }
+        Expr::Seq(items) | Expr::Alt(items) => items.iter().for_each(|i| literal_markers(i, out)),
+        Expr::Repeat { expr, .. } => literal_markers(expr, out),
+        _ => {}
+    }
+}
+
+/// The end-of-turn marker (whole, or up to one of its markers), optional, when the server
+/// leaves it in the text: for grammars whose PEG has no turn loop to read the ends from.
+fn turn_end(turn_end: &str) -> Expr {
     let te = turn_end.trim();
     let mut forms: Vec<String> = Vec::new();
     if !te.is_empty() {
@@ -363,24 +449,13 @@ fn tail(turn_end: &str, after: Option<&[&str]>) -> Expr {
             }
         }
     }
-    let text = match after {
-        Some(words) => Expr::excluding(
-            words
-                .iter()
-                .copied()
-                .chain(forms.iter().map(String::as_str)),
-        ),
-        None => Expr::space(),
-    };
-    let end = if forms.is_empty() {
-        Expr::Empty
-    } else {
-        Expr::optional(Expr::seq([
-            Expr::alt(forms.iter().map(|f| Expr::lit(f))),
-            Expr::space(),
-        ]))
-    };
-    Expr::seq([text, end])
+    if forms.is_empty() {
+        return Expr::Empty;
+    }
+    Expr::optional(Expr::seq([
+        Expr::alt(forms.iter().map(|f| Expr::lit(f))),
+        Expr::space(),
+    ]))
 }
 
 /// What a non-lazy grammar allows before the calls: the reasoning block of the format (the
@@ -421,11 +496,11 @@ fn prelude(parser: &ChatParser) -> Expr {
         return Expr::seq([Expr::space(), wrapper]);
     }
     let text_and_end = Expr::seq([Expr::excluding([end]), Expr::lit(end), Expr::space()]);
-    if options.reasoning_open {
+    // Reasoning without an opener (delimited by its end alone) is open from the start of the
+    // output, as when the prompt opened it. (Left optional, its text would share a lexeme with
+    // the calls' start that only its end marker can end.)
+    if options.reasoning_open || start.is_empty() {
         return Expr::seq([text_and_end, wrapper]);
-    }
-    if start.is_empty() {
-        return Expr::seq([Expr::space(), wrapper]);
     }
     Expr::seq([
         Expr::space(),

@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::ir::{CharSet, Expr, Role, RuleId, Rules, ValueKind};
-use super::schema::python_literal;
+use super::schema::{literal_text, python_literal};
 
 /// One generated call.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,6 +153,7 @@ impl Walker<'_> {
                         Value::String(syntax.decode(&self.out[start..]).0)
                     }
                     ValueKind::Json => self.schema_value(id),
+                    ValueKind::Literal { .. } if rule.schema.is_some() => self.schema_value(id),
                     ValueKind::Literal { open, close } => {
                         let start = self.out.len();
                         self.expr(&rule.body.clone(), depth + 1);
@@ -202,7 +203,13 @@ impl Walker<'_> {
             return Value::Null;
         };
         let value = self.value(&schema.schema, &schema.schema, 0);
-        let text = if schema.python {
+        let literal = schema
+            .quotes
+            .as_ref()
+            .and_then(|(open, close)| literal_text(&value, open, close));
+        let text = if let Some(text) = literal {
+            text
+        } else if schema.python {
             python_literal(&value)
         } else if self.below(2) == 0 {
             value.to_string()

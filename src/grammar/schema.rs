@@ -35,8 +35,12 @@ pub const MAX_SCHEMA_DEPTH: usize = 64;
 pub(crate) struct Json<'r> {
     pub(crate) rules: &'r mut Rules,
     pub(crate) python: bool,
-    /// The generic rules built so far, per name and flavour (`python`).
-    generic: HashMap<(&'static str, bool), RuleId>,
+    /// Literal values (see [`crate::generate::literal`]): strings in these quotes, object keys
+    /// bare (or quoted), everything else as in JSON. Set while a literal value's schema is
+    /// built.
+    pub(crate) quotes: Option<(String, String)>,
+    /// The generic rules built so far, per name, flavour (`python`) and literal quoting.
+    generic: HashMap<(&'static str, bool, bool), RuleId>,
 }
 
 fn class(ranges: &[(char, char)]) -> Expr {
@@ -56,6 +60,7 @@ impl<'r> Json<'r> {
         Json {
             rules,
             python,
+            quotes: None,
             generic: HashMap::new(),
         }
     }
@@ -65,16 +70,19 @@ impl<'r> Json<'r> {
         key: &'static str,
         build: impl FnOnce(&mut Self) -> Result<Expr, GrammarError>,
     ) -> Result<Expr, GrammarError> {
-        if let Some(id) = self.generic.get(&(key, self.python)) {
+        let cache = (key, self.python, self.quotes.is_some());
+        if let Some(id) = self.generic.get(&cache) {
             return Ok(Expr::Ref(*id));
         }
-        let name = if self.python {
+        let name = if self.quotes.is_some() {
+            format!("literal-{key}")
+        } else if self.python {
             format!("py-{key}")
         } else {
             format!("json-{key}")
         };
         let id = self.rules.declare(&name)?;
-        self.generic.insert((key, self.python), id);
+        self.generic.insert(cache, id);
         let body = build(self)?;
         self.rules.set_body(id, body)?;
         Ok(Expr::Ref(id))
@@ -125,6 +133,14 @@ impl<'r> Json<'r> {
     }
 
     fn string_bounded(&self, min: u32, max: Option<u32>) -> Expr {
+        if let Some((open, close)) = &self.quotes {
+            // Any text up to the closing quote (length bounds not expressed).
+            return Expr::seq([
+                Expr::lit(open),
+                Expr::excluding([close.as_str()]),
+                Expr::lit(close),
+            ]);
+        }
         if self.python {
             Expr::alt([self.quoted('"', min, max), self.quoted('\'', min, max)])
         } else {
@@ -201,16 +217,19 @@ impl<'r> Json<'r> {
 
     /// Any value.
     pub(crate) fn value(&mut self) -> Result<Expr, GrammarError> {
-        if let Some(id) = self.generic.get(&("value", self.python)) {
+        let cache = ("value", self.python, self.quotes.is_some());
+        if let Some(id) = self.generic.get(&cache) {
             return Ok(Expr::Ref(*id));
         }
-        let name = if self.python {
+        let name = if self.quotes.is_some() {
+            "literal-value"
+        } else if self.python {
             "py-value"
         } else {
             "json-value"
         };
         let id = self.rules.declare(name)?;
-        self.generic.insert(("value", self.python), id);
+        self.generic.insert(cache, id);
         let object = self.object()?;
         let array = self.array()?;
         let body = Expr::alt([
@@ -229,7 +248,8 @@ impl<'r> Json<'r> {
     pub(crate) fn object(&mut self) -> Result<Expr, GrammarError> {
         self.generic_rule("object", |j| {
             let value = j.value()?;
-            let member = Expr::seq([j.string()?, Json::colon(), value]);
+            let key = j.any_key()?;
+            let member = Expr::seq([key, Json::colon(), value]);
             Ok(Json::list("{", member, "}"))
         })
     }
@@ -239,6 +259,16 @@ impl<'r> Json<'r> {
         self.generic_rule("array", |j| {
             let value = j.value()?;
             Ok(Json::list("[", value, "]"))
+        })
+    }
+
+    /// Any object key: a string (and, for literal values, a bare word).
+    fn any_key(&mut self) -> Result<Expr, GrammarError> {
+        let string = self.string()?;
+        Ok(if self.quotes.is_some() {
+            Expr::alt([string, Expr::repeat(bare_key_class(), 1, None)])
+        } else {
+            string
         })
     }
 
@@ -356,6 +386,7 @@ impl<'r> Json<'r> {
         self.rules.rule_mut(id).schema = Some(SchemaRule {
             schema: normalized,
             python: self.python,
+            quotes: self.quotes.clone(),
         });
         Ok(id)
     }
@@ -519,7 +550,7 @@ impl<'r> Json<'r> {
             Some(sub) => Some(self.schema_expr(ctx, sub, depth + 1)?),
         };
         if let Some(extra) = extra.filter(|e| *e != Expr::Never) {
-            let member = Expr::seq([self.string()?, Json::colon(), extra]);
+            let member = Expr::seq([self.any_key()?, Json::colon(), extra]);
             items.push((
                 Expr::seq([
                     member.clone(),
@@ -639,6 +670,16 @@ impl<'r> Json<'r> {
     /// An object key: `"name"` (and `'name'` in the Python flavour).
     pub(crate) fn key(&self, name: &str) -> Expr {
         let json = Value::String(name.to_owned()).to_string();
+        if let Some((open, close)) = &self.quotes {
+            // Bare when the name is a bare word (the parser reads it as the key), else quoted.
+            let quoted = Expr::lit(&format!("{open}{name}{close}"));
+            let bare = !name.is_empty() && name.chars().all(bare_key_class_contains);
+            return if bare {
+                Expr::alt([Expr::lit(name), quoted])
+            } else {
+                quoted
+            };
+        }
         if self.python {
             Expr::alt([Expr::lit(&json), Expr::lit(&python_string(name))])
         } else {
@@ -649,6 +690,12 @@ impl<'r> Json<'r> {
     /// A value written exactly (a `const` or `enum` member): its JSON text, and in the Python
     /// flavour also its Python literal.
     pub(crate) fn literal_value(&self, value: &Value) -> Expr {
+        if let Some((open, close)) = &self.quotes {
+            return match literal_text(value, open, close) {
+                Some(text) => Expr::lit(&text),
+                None => Expr::Never,
+            };
+        }
         let json = Expr::lit(&value.to_string());
         if self.python {
             Expr::alt([json, Expr::lit(&python_literal(value))])
@@ -656,6 +703,54 @@ impl<'r> Json<'r> {
             json
         }
     }
+}
+
+/// The characters of a bare object key of a literal value.
+fn bare_key_class() -> Expr {
+    class(&[
+        ('A', 'Z'),
+        ('a', 'z'),
+        ('0', '9'),
+        ('_', '_'),
+        ('.', '.'),
+        ('$', '$'),
+        ('-', '-'),
+    ])
+}
+
+fn bare_key_class_contains(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-')
+}
+
+/// `value` as a literal value with string quotes `open`/`close` (keys bare where they can
+/// be); `None` when a string holds the closing quote.
+pub fn literal_text(value: &Value, open: &str, close: &str) -> Option<String> {
+    Some(match value {
+        Value::String(s) => {
+            if !close.is_empty() && s.contains(close) {
+                return None;
+            }
+            format!("{open}{s}{close}")
+        }
+        Value::Array(items) => {
+            let items: Option<Vec<String>> =
+                items.iter().map(|v| literal_text(v, open, close)).collect();
+            format!("[{}]", items?.join(","))
+        }
+        Value::Object(members) => {
+            let mut out = Vec::new();
+            for (k, v) in members {
+                let key = if !k.is_empty() && k.chars().all(bare_key_class_contains) {
+                    k.clone()
+                } else {
+                    literal_text(&Value::String(k.clone()), open, close)?
+                };
+                out.push(format!("{key}:{}", literal_text(v, open, close)?));
+            }
+            format!("{{{}}}", out.join(","))
+        }
+        other => other.to_string(),
+    })
 }
 
 /// `-?(0|[1-9][0-9]*)`.

@@ -27,6 +27,10 @@ use crate::template::ChatTemplate;
 use serde_json::json;
 
 fn example_parser(parameters: serde_json::Value) -> ChatParser {
+    example_parser_calls(parameters, false)
+}
+
+fn example_parser_calls(parameters: serde_json::Value, parallel: bool) -> ChatParser {
     let source = include_str!("../../examples/chatml-tools.jinja");
     let template = ChatTemplate::new("chatml-tools", source).unwrap();
     let mut request: ChatRequest = serde_json::from_value(json!({
@@ -35,6 +39,7 @@ fn example_parser(parameters: serde_json::Value) -> ChatParser {
     }))
     .unwrap();
     request.tools[0].function.parameters = parameters;
+    request.parallel_tool_calls = parallel;
     // From the format (no prompt render: the template would print the schema).
     let format = crate::generate::TurnFormat::from_analysis(&analyze(&template));
     ChatParser::from_format("chatml-tools", format, &request, String::new()).unwrap()
@@ -132,4 +137,73 @@ fn lark_output_compiles_in_llguidance() {
     let bad = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"city\": 5}}";
     let tokens: Vec<u32> = bad.bytes().map(u32::from).collect();
     assert!(m.try_consume_tokens(&tokens).unwrap() < tokens.len());
+}
+
+/// Consumes `text` with a fresh matcher of `lark`: whether it is accepted whole.
+fn lark_accepts(lark: &str, text: &str) -> bool {
+    use llguidance::api::TopLevelGrammar;
+    use llguidance::toktrie::{ApproximateTokEnv, InferenceCapabilities};
+    use llguidance::{Matcher, ParserFactory};
+    let env = ApproximateTokEnv::single_byte_env();
+    let factory = ParserFactory::new(&env, InferenceCapabilities::default(), &[]).unwrap();
+    let mut m = Matcher::new(factory.create_parser(TopLevelGrammar::from_lark(lark.to_owned())));
+    let tokens: Vec<u32> = text.bytes().map(u32::from).collect();
+    m.try_consume_tokens(&tokens).ok() == Some(tokens.len()) && m.is_accepting().unwrap_or(false)
+}
+
+#[test]
+fn a_json_call_object_holds_each_member_at_most_once_in_any_order() {
+    let parser = example_parser(json!({
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"]
+    }));
+    let lark = parser
+        .decoding_grammar(GrammarFlavor::Lark)
+        .unwrap()
+        .grammar;
+    let call = |members: &str| format!("<tool_call>\n{{{members}}}\n</tool_call>");
+    let args = r#""arguments": {"city": "Paris"}"#;
+    let name = r#""name": "f""#;
+    assert!(lark_accepts(&lark, &call(&format!("{name}, {args}"))));
+    assert!(lark_accepts(&lark, &call(&format!("{args}, {name}"))));
+    assert!(!lark_accepts(
+        &lark,
+        &call(&format!("{name}, {args}, {args}"))
+    ));
+    assert!(!lark_accepts(
+        &lark,
+        &call(&format!("{name}, {args}, {name}"))
+    ));
+    assert!(!lark_accepts(&lark, &call(args)), "the name is required");
+}
+
+#[test]
+fn text_and_the_turn_end_may_follow_the_calls_but_no_unmarked_call() {
+    let parser = example_parser_calls(json!({"type": "object", "properties": {}}), true);
+    let lark = parser
+        .decoding_grammar(GrammarFlavor::Lark)
+        .unwrap()
+        .grammar;
+    let call = "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
+    assert!(lark_accepts(&lark, &format!("{call}\n{call}")));
+    assert!(lark_accepts(&lark, &format!("{call}\nDone.")));
+    assert!(lark_accepts(&lark, &format!("{call}\nDone.<|im_end|>")));
+    // Text holds no call opener: a call after text is not constrained as one.
+    assert!(!lark_accepts(&lark, &format!("{call}\nDone.\n{call}")));
+}
+
+#[test]
+fn literal_values_read_back_as_the_values_written() {
+    use super::schema::literal_text;
+    let q = "<|\"|>";
+    let value = json!({"room": "B-2", "n": 3, "ok": true, "tags": ["a, b", "c"], "my key": null});
+    let text = literal_text(&value, q, q).unwrap();
+    assert!(text.contains("room:<|\"|>B-2<|\"|>"), "{text}");
+    assert!(text.contains("<|\"|>my key<|\"|>:null"), "{text}");
+    let back: serde_json::Value =
+        serde_json::from_str(&crate::generate::literal::literal_to_json(&text, q, q)).unwrap();
+    assert_eq!(back, value);
+    // A string holding the closing quote cannot be written.
+    assert_eq!(literal_text(&json!("a<|\"|>b"), q, q), None);
 }

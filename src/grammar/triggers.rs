@@ -5,8 +5,10 @@
 //! grammar starts where its match starts). The triggers are derived from the tool-call block of
 //! the internal form, not from the format's markers by name:
 //!
-//! - the block's *first literals* (every text the block can write starts, after optional
-//!   whitespace, with one of them) are word triggers when each is distinctive: at least two
+//! - the block's *start literals* (every text the block can write holds, after optional
+//!   whitespace and optional leading parts, one of them, from which the rest is a text of the
+//!   block too: a separator that may lead the first call is no trigger, the call's opener is)
+//!   are word triggers when each is distinctive: at least two
 //!   characters, and a marker of the format (a preserved token) or not only letters and
 //!   digits (a bare `{`, `[` or a function name also starts ordinary text);
 //! - otherwise the trigger is a pattern: the block's text up to and including the tool name
@@ -14,7 +16,7 @@
 //!
 //! Patterns use the syntax common to ECMAScript, RE2 and Rust's `regex` (no lookaround).
 
-use super::ir::{expr_nullable, CharSet, Expr, Role, Rules};
+use super::ir::{self, expr_nullable, CharSet, Expr, Role, Rules};
 
 /// How a trigger is matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,13 +47,14 @@ pub(crate) fn triggers(
     force_pattern: bool,
     names_in_pattern: bool,
     markers: &[String],
+    call_starts: &[String],
 ) -> Vec<Trigger> {
     let info = Info {
         nullable: rules.nullable(),
         recursive: rules.recursive(),
     };
     if !force_pattern {
-        if let Some(words) = first_literals(rules, &info, block, 0) {
+        if let Some(words) = start_literals(rules, &info, block, call_starts, 0) {
             let mut words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
             words.sort();
             words.dedup();
@@ -81,7 +84,7 @@ pub(crate) fn triggers(
     if matches_empty {
         // No head to recognise (the block starts with what the head cannot follow): its first
         // literals, however plain, are all that can start it.
-        let words = first_literals(rules, &info, block, 0).unwrap_or_default();
+        let words = start_literals(rules, &info, block, call_starts, 0).unwrap_or_default();
         let mut words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
         words.sort();
         words.dedup();
@@ -99,6 +102,33 @@ pub(crate) fn triggers(
     }]
 }
 
+/// The first literals of every call rule reachable from `block` (what each call starts with,
+/// after optional whitespace); `None` when one cannot be said.
+pub(crate) fn call_openers(rules: &Rules, block: ir::RuleId) -> Option<Vec<String>> {
+    let info = Info {
+        nullable: rules.nullable(),
+        recursive: rules.recursive(),
+    };
+    let mut out = Vec::new();
+    let mut seen = vec![false; rules.rules().len()];
+    let mut stack = vec![block];
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id.index()], true) {
+            continue;
+        }
+        let rule = rules.rule(id);
+        if rule.schema.is_some() {
+            continue;
+        }
+        if matches!(rule.role, Some(Role::Call { .. })) {
+            out.extend(first_literals(rules, &info, &rule.body, 0)?);
+            continue;
+        }
+        rule.body.for_each_ref(&mut |r| stack.push(r));
+    }
+    Some(out)
+}
+
 /// Per-rule facts the walks below read.
 struct Info {
     nullable: Vec<bool>,
@@ -108,35 +138,71 @@ struct Info {
 /// Every text of `e` starts, after optional whitespace, with one of the returned literals;
 /// `None` when that cannot be said (text, classes or recursion first).
 fn first_literals(rules: &Rules, info: &Info, e: &Expr, depth: usize) -> Option<Vec<String>> {
+    literals_at_start(rules, info, e, None, depth)
+}
+
+/// Every text of `e` holds, after optional whitespace and optional leading parts, one of the
+/// returned literals, and the rest of the text from there is a text of `e` too: where a
+/// grammar may start. A separator that may lead the first call (a closer other blocks end
+/// with too) is no trigger: the call's own opener is. Optional leading parts that start with
+/// one of the parser's call-start markers (`call_starts`) are kept as starts too.
+fn start_literals(
+    rules: &Rules,
+    info: &Info,
+    e: &Expr,
+    call_starts: &[String],
+    depth: usize,
+) -> Option<Vec<String>> {
+    literals_at_start(rules, info, e, Some(call_starts), depth)
+}
+
+/// The literals texts of `e` start with; `skip_optional`: optional leading parts are passed
+/// over unless they start with one of the given markers.
+fn literals_at_start(
+    rules: &Rules,
+    info: &Info,
+    e: &Expr,
+    skip_optional: Option<&[String]>,
+    depth: usize,
+) -> Option<Vec<String>> {
     if depth > 64 {
         return None;
     }
+    let next = |e: &Expr| literals_at_start(rules, info, e, skip_optional, depth + 1);
     match e {
         Expr::Literal(text) => Some(vec![text.trim_start().to_owned()]),
         Expr::Alt(items) => {
             let mut out = Vec::new();
             for i in items {
-                out.extend(first_literals(rules, info, i, depth + 1)?);
+                out.extend(next(i)?);
             }
             Some(out)
         }
         Expr::Seq(items) => {
             let mut out = Vec::new();
             for item in items {
+                let nullable = expr_nullable(item, &info.nullable);
                 if is_space(item) {
                     continue;
                 }
-                out.extend(first_literals(rules, info, item, depth + 1)?);
-                if !expr_nullable(item, &info.nullable) {
+                if let (Some(keep), true) = (skip_optional, nullable) {
+                    let starts_call = literals_at_start(rules, info, item, None, depth + 1)
+                        .is_some_and(|ls| {
+                            !ls.is_empty() && ls.iter().all(|l| keep.iter().any(|k| k == l.trim()))
+                        });
+                    if !starts_call {
+                        continue;
+                    }
+                }
+                out.extend(next(item)?);
+                if !nullable {
                     return Some(out);
                 }
             }
             None
         }
-        Expr::Repeat { expr, .. } => first_literals(rules, info, expr, depth + 1),
-        Expr::Ref(r) if !info.recursive[r.0] => {
-            first_literals(rules, info, &rules.rule(*r).body, depth + 1)
-        }
+        Expr::Repeat { expr, .. } => next(expr),
+        Expr::Ref(r) if !info.recursive[r.0] => next(&rules.rule(*r).body),
         _ => None,
     }
 }

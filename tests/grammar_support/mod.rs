@@ -21,10 +21,9 @@ use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::{ApproximateTokEnv, InferenceCapabilities, TokEnv};
 use llguidance::{Matcher, ParserFactory};
 
-/// A compiled Lark grammar.
+/// A compiled Lark grammar: a matcher in its start state, cloned for each text.
 pub struct Lark {
-    factory: ParserFactory,
-    grammar: String,
+    fresh: Matcher,
 }
 
 fn env() -> TokEnv {
@@ -37,28 +36,18 @@ impl Lark {
         let mut factory = ParserFactory::new(&env(), InferenceCapabilities::default(), &[])
             .map_err(|e| e.to_string())?;
         factory.quiet();
-        let lark = Lark {
-            factory,
-            grammar: grammar.to_owned(),
-        };
-        let m = lark.matcher();
-        if m.is_error() {
-            return Err(m.get_error().unwrap_or_default());
+        let fresh =
+            Matcher::new(factory.create_parser(TopLevelGrammar::from_lark(grammar.to_owned())));
+        if fresh.is_error() {
+            return Err(fresh.get_error().unwrap_or_default());
         }
-        Ok(lark)
-    }
-
-    fn matcher(&self) -> Matcher {
-        Matcher::new(
-            self.factory
-                .create_parser(TopLevelGrammar::from_lark(self.grammar.clone())),
-        )
+        Ok(Lark { fresh })
     }
 
     /// Whether the grammar accepts `text` whole (every byte consumed, then an accepting state);
     /// `Err` says where it stopped.
     pub fn accepts(&self, text: &str) -> Result<(), String> {
-        let mut m = self.matcher();
+        let mut m = self.fresh.clone();
         let tokens: Vec<u32> = text.bytes().map(u32::from).collect();
         let n = m.try_consume_tokens(&tokens).map_err(|e| e.to_string())?;
         if n < tokens.len() {
@@ -251,10 +240,21 @@ impl CallCase {
     }
 }
 
-/// The constraint and its Lark grammar, compiled.
-pub fn compiled(parser: &ChatParser) -> Result<(Constraint, Lark), String> {
+thread_local! {
+    /// Grammars compiled in this test's thread, by text (cases of one model share them).
+    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Rc<Lark>>> =
+        Default::default();
+}
+
+/// The constraint and its Lark grammar, compiled (once per grammar text and thread).
+pub fn compiled(parser: &ChatParser) -> Result<(Constraint, Rc<Lark>), String> {
     let c = constraint(parser).map_err(|e| e.to_string())?;
     let lark = c.print(GrammarFlavor::Lark).grammar;
-    let compiled = Lark::compile(&lark).map_err(|e| format!("{e}\n--- grammar ---\n{lark}"))?;
+    if let Some(done) = COMPILED.with(|m| m.borrow().get(&lark).cloned()) {
+        return Ok((c, done));
+    }
+    let compiled =
+        Rc::new(Lark::compile(&lark).map_err(|e| format!("{e}\n--- grammar ---\n{lark}"))?);
+    COMPILED.with(|m| m.borrow_mut().insert(lark, compiled.clone()));
     Ok((c, compiled))
 }
