@@ -130,7 +130,12 @@ pub fn build_grammar(
     let mut tool_trigger = None;
     let mut tool_block = None;
     if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
-        let (parser, tool_triggers) = g.tools(tools, options.parallel_tool_calls);
+        // The separator also leads a first call when it separates messages (it holds a
+        // marker), or when the turn header itself ends with it (every message opens with it).
+        let sep = tools.call_separator.trim();
+        let lead_separator = !sep.is_empty()
+            && (separates_messages(sep) || format.turn_start.trim_end().ends_with(sep));
+        let (parser, tool_triggers) = g.tools(tools, options.parallel_tool_calls, lead_separator);
         tool_block = Some(b.trigger_rule("tool-calls", parser));
         triggers.extend(tool_triggers.iter().cloned());
         tool_trigger = Some(tool_triggers);
@@ -594,7 +599,12 @@ impl Gen<'_> {
     }
 
     /// The tool-call block and its trigger (the text that starts it).
-    fn tools(&self, t: &ToolAnalysis, parallel: bool) -> (Parser, Vec<String>) {
+    fn tools(
+        &self,
+        t: &ToolAnalysis,
+        parallel: bool,
+        lead_separator: bool,
+    ) -> (Parser, Vec<String>) {
         let b = self.b;
         let call = match t.format {
             ToolFormat::JsonNative => self.json_call(t),
@@ -627,7 +637,7 @@ impl Gen<'_> {
         // Calls that are separate messages (no section; a separator holding a marker, such
         // as `<|eom|><|start|>assistant`): the separator also ends the message before the
         // first call.
-        let lead_separator = ss.is_empty() && separates_messages(&t.call_separator);
+        let lead_separator = ss.is_empty() && lead_separator;
         let block = if ss.is_empty() {
             let lead = if lead_separator {
                 b.optional(self.lit(&t.call_separator))
@@ -666,9 +676,6 @@ impl Gen<'_> {
             add(&t.per_call_start);
             add("[");
         } else {
-            if lead_separator {
-                add(&t.call_separator);
-            }
             add(&t.per_call_start);
             if t.call_id.position == CallIdPosition::PreFuncName {
                 add(&t.call_id.prefix);
@@ -680,6 +687,12 @@ impl Gen<'_> {
         }
         if triggers.is_empty() {
             triggers.push("{".to_owned());
+        }
+        if lead_separator {
+            let sep = stop_text(&t.call_separator).to_owned();
+            if !sep.is_empty() && !triggers.contains(&sep) {
+                triggers.insert(0, sep);
+            }
         }
         (block, triggers)
     }
