@@ -87,19 +87,11 @@ pub fn units(text: &str) -> Vec<&str> {
     let cuts = cut_points(text, Side::Both);
     let mut out = Vec::new();
     let mut start = 0;
-    for at in 1..=text.len() {
-        if cuts[at] {
-            let piece = &text[start..at];
-            // Text between markers splits anywhere: keep it whole up to the next marker.
-            let next_is_text = text[at..]
-                .chars()
-                .next()
-                .is_some_and(|c| c != '<' && c != '[');
-            let here_is_text = !piece.ends_with(['>', ']']);
-            if at < text.len() && here_is_text && next_is_text {
-                continue;
-            }
-            out.push(piece);
+    // Cuts only between segments: text between markers stays whole.
+    for seg in segments(text) {
+        let at = seg.end();
+        if at < text.len() && cuts[at] {
+            out.push(&text[start..at]);
             start = at;
         }
     }
