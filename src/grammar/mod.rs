@@ -229,6 +229,9 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         _ => &parser.tools,
     };
     let lazy = matches!(parser.tool_choice, ToolChoice::Auto);
+    for tool in tools {
+        schema::check_parameters(tool.name(), tool.parameters())?;
+    }
     let mut rules = Rules::new();
     let (root_body, triggers) = if options.tools {
         if tools.is_empty() {

@@ -816,6 +816,29 @@ fn merge_all(a: &Value, b: &Value) -> Value {
     Value::Object(out)
 }
 
+/// Checks that `parameters` (a tool's parameter schema) can constrain a call: an object
+/// schema (or none), nested at most [`MAX_SCHEMA_DEPTH`] levels. Every tool is checked, also
+/// when its format never reads the schema (tagged arguments read only `properties`): a grammar
+/// never stands for a tool whose schema it could not follow.
+pub fn check_parameters(tool: &str, parameters: &Value) -> Result<(), GrammarError> {
+    let type_ok = match parameters {
+        Value::Null => true,
+        Value::Object(obj) => match obj.get("type") {
+            None => true,
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+            Some(_) => false,
+        },
+        _ => false,
+    };
+    if !type_ok {
+        return Err(GrammarError::Schema(format!(
+            "the parameters of tool `{tool}` are not an object schema"
+        )));
+    }
+    normalize(parameters, 0).map(|_| ())
+}
+
 /// The schema with `additionalProperties: false` on every object schema that declares
 /// `properties` but not `additionalProperties` (llama.cpp's reading: the grammar allows only
 /// the declared keys), so the GBNF expansion and llguidance's `%json` agree. A missing or
