@@ -135,7 +135,27 @@ pub fn build_grammar(
         let sep = tools.call_separator.trim();
         let lead_separator = !sep.is_empty()
             && (separates_messages(sep) || format.turn_start.trim_end().ends_with(sep));
-        let (parser, tool_triggers) = g.tools(tools, options.parallel_tool_calls, lead_separator);
+        // Reasoning blocks between calls inside a call section, where the template writes
+        // reasoning between calls (it splits reasoning into blocks around them).
+        let (rs, re) = (format.reasoning.start.trim(), format.reasoning.end.trim());
+        let interleaved = format.reasoning.block_join.is_some();
+        let inner_reasoning =
+            (interleaved && options.extract_reasoning && !rs.is_empty() && !re.is_empty()).then(
+                || {
+                    b.seq([
+                        b.space(),
+                        b.literal(rs),
+                        b.tag(tags::REASONING, b.until(re)),
+                        b.literal(re),
+                    ])
+                },
+            );
+        let (parser, tool_triggers) = g.tools(
+            tools,
+            options.parallel_tool_calls,
+            lead_separator,
+            inner_reasoning,
+        );
         tool_block = Some(b.trigger_rule("tool-calls", parser));
         triggers.extend(tool_triggers.iter().cloned());
         tool_trigger = Some(tool_triggers);
@@ -604,8 +624,16 @@ impl Gen<'_> {
         t: &ToolAnalysis,
         parallel: bool,
         lead_separator: bool,
+        inner_reasoning: Option<Parser>,
     ) -> (Parser, Vec<String>) {
         let b = self.b;
+        // Inside a section, reasoning blocks may sit between the calls (interleaved
+        // thinking); outside one, the turn's own loop reads them.
+        let in_section = !t.section_start.trim().is_empty();
+        let thoughts = match inner_reasoning.filter(|_| in_section) {
+            Some(r) => b.zero_or_more(r),
+            None => b.eps(),
+        };
         let call = match t.format {
             ToolFormat::JsonNative => self.json_call(t),
             ToolFormat::TagWithJson | ToolFormat::TagWithTagged => self.tag_call(t),
@@ -618,8 +646,14 @@ impl Gen<'_> {
                 b.eps()
             }
         };
-        let separated =
-            |call: Parser| b.seq([call, more(b.seq([self.lit(&t.call_separator), call]))]);
+        let separated = |call: Parser| {
+            b.seq([
+                thoughts,
+                call,
+                more(b.seq([thoughts, self.lit(&t.call_separator), thoughts, call])),
+                thoughts,
+            ])
+        };
         let array = t.json.as_ref().is_some_and(|j| j.array_wrapped);
         let calls = if array {
             b.seq([
