@@ -169,6 +169,9 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
         if !a.string_open.is_empty() || !a.string_close.is_empty() {
             line(out, "string value open", &show(&a.string_open));
             line(out, "string value close", &show(&a.string_close));
+            if a.verbatim_strings {
+                line(out, "strings written", "verbatim (no escapes)");
+            }
         }
         line(out, "non-string values", &enum_name(&a.non_string_values));
         if let Some(n) = &a.non_string {

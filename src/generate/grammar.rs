@@ -124,6 +124,7 @@ pub fn build_grammar(
         b: &b,
         literal_values: format.literal_values,
         tool_names: &options.tool_names,
+        reasoning_start: &format.reasoning.start,
     };
     let mut triggers: Vec<String> = Vec::new();
     let mut alternatives = Vec::new();
@@ -412,6 +413,16 @@ fn word_until<'s>(b: &GrammarBuilder, stops: impl IntoIterator<Item = &'s str>) 
     b.until_one_of(all)
 }
 
+/// `c` escaped for a character class.
+fn regex_escape(c: &str) -> String {
+    c.chars()
+        .flat_map(|ch| {
+            let escape = matches!(ch, '\\' | ']' | '[' | '^' | '-').then_some('\\');
+            escape.into_iter().chain([ch])
+        })
+        .collect()
+}
+
 /// The fixed text a marker starts with (whitespace trimmed, up to its first slot): where a
 /// text read up to the marker stops.
 fn stop_text(marker: &str) -> &str {
@@ -422,6 +433,8 @@ struct Gen<'a> {
     b: &'a GrammarBuilder,
     literal_values: bool,
     tool_names: &'a [String],
+    /// The reasoning opener (reasoning may come between calls).
+    reasoning_start: &'a str,
 }
 
 impl Gen<'_> {
@@ -873,6 +886,10 @@ impl Gen<'_> {
             t.function.close.as_str(),
             t.per_call_end.as_str(),
         ]);
+        // What follows a verbatim string (its quotes make no literal): its closing quote is
+        // the one this text comes after.
+        let verbatim_follow =
+            (a.verbatim_strings && !a.string_close.is_empty()).then(|| self.after_value(t));
         let name_until = |marker: &str| {
             let core = stop_text(marker);
             let exact = slots::head(marker.trim_end());
@@ -964,10 +981,7 @@ impl Gen<'_> {
                     name_suffix,
                     self.lit_exact_after(&a.value_prefix),
                     if self.literal_values {
-                        b.tag(
-                            tags::TOOL_ARG_VALUE,
-                            self.literal_value(&a.string_open, &a.string_close),
-                        )
+                        b.tag(tags::TOOL_ARG_VALUE, self.literal_value(a, verbatim_follow))
                     } else {
                         b.tag(
                             tags::TOOL_ARG_VALUE,
@@ -1039,10 +1053,65 @@ impl Gen<'_> {
     /// A literal value (see [`literal`](super::literal)): Python/JSON literals when the quotes
     /// are `'`/`"`, otherwise strings in the custom quotes, objects with bare keys, arrays and
     /// bare scalars.
-    fn literal_value(&self, open: &str, close: &str) -> Parser {
+    /// The text after a tagged value, as a lookahead: the value suffix, then the next
+    /// argument (separator, name prefix, a name and its suffix), the end of the arguments,
+    /// the call or the section, or what may come after a call whose end marker is left out
+    /// (the next call, a reasoning block).
+    fn after_value(&self, t: &ToolAnalysis) -> Parser {
         let b = self.b;
+        let a = &t.arguments;
+        let suffix = self.lit_before(&a.value_suffix);
+        let name_suffix = stop_text(&a.name_suffix);
+        let next_argument = b.seq([
+            self.lit_before(&a.separator),
+            self.lit_before(&a.name_prefix),
+            if name_suffix.is_empty() {
+                b.eps()
+            } else {
+                b.seq([
+                    b.space(),
+                    b.chars("[A-Za-z0-9_.$-]", 1, None),
+                    b.space(),
+                    self.text(name_suffix),
+                ])
+            },
+        ]);
+        let mut after = vec![next_argument];
+        for end in [
+            &a.end,
+            &t.function.close,
+            &t.per_call_end,
+            &t.call_separator,
+            &t.section_end,
+            &t.per_call_start,
+            &t.section_start,
+            self.reasoning_start,
+        ] {
+            if !stop_text(end).is_empty() {
+                after.push(self.lit_before(end));
+            }
+        }
+        b.seq([suffix, b.choice(after)])
+    }
+
+    /// A literal value (see [`super::literal`]): a string in the format's quotes or a bare
+    /// value. A string the template writes verbatim (`follow`: what comes after a value) ends
+    /// at the first closing quote `follow` comes after; a quote elsewhere is text.
+    fn literal_value(&self, a: &ArgumentMarkers, follow: Option<Parser>) -> Parser {
+        let b = self.b;
+        let (open, close) = (a.string_open.as_str(), a.string_close.as_str());
         if open == "'" || open == "\"" {
-            return b.json();
+            let Some(follow) = follow.filter(|_| close.chars().count() == 1) else {
+                return b.json();
+            };
+            let text = b.chars(&format!("[^{}]", regex_escape(close)), 1, None);
+            let inner_quote = b.seq([b.literal(close), b.negate(follow)]);
+            let verbatim = b.seq([
+                b.literal(open),
+                b.zero_or_more(b.choice([text, inner_quote])),
+                b.literal(close),
+            ]);
+            return b.choice([verbatim, b.json()]);
         }
         let value = b.reference("literal-value");
         let string = b.seq([b.literal(open), b.until(close), b.literal(close)]);

@@ -123,12 +123,18 @@ struct LiteralString {
     quote: char,
     backslash: bool,
     closed: bool,
+    /// Written as it is (no escapes, see [`crate::analyze::ArgumentMarkers::verbatim_strings`]):
+    /// a quote is text unless it is the value's last character, which the parser tells.
+    verbatim: bool,
 }
 
 impl LiteralString {
     /// The text `piece` (the next part of the literal, its opening quote excluded) stands
     /// for; a trailing backslash is held until the escaped character comes.
     fn decode(&mut self, piece: &str) -> String {
+        if self.verbatim {
+            return piece.to_owned();
+        }
         let mut out = String::with_capacity(piece.len());
         for c in piece.chars() {
             if self.closed {
@@ -168,6 +174,8 @@ pub(crate) struct ValueFormat {
     wrapped_strings: bool,
     /// Non-string values may be Python literals.
     python: bool,
+    /// Literal strings are written in their quotes as they are (no escapes).
+    verbatim_literals: bool,
 }
 
 impl ValueFormat {
@@ -181,6 +189,11 @@ impl ValueFormat {
         self.python
     }
 
+    /// Literal strings in the template's own quotes are written as they are (no escapes).
+    pub(crate) fn verbatim_literals(&self) -> bool {
+        self.verbatim_literals
+    }
+
     /// The value format of tagged arguments (plain for other formats).
     pub(crate) fn of(tools: Option<&ToolAnalysis>) -> ValueFormat {
         let Some(a) = tools.map(|t| &t.arguments) else {
@@ -191,6 +204,7 @@ impl ValueFormat {
             json_text: a.non_string_text(),
             wrapped_strings: a.value_wrapper.as_ref().is_some_and(|w| w.strings_only),
             python: !a.python_values.is_empty(),
+            verbatim_literals: a.verbatim_strings,
         }
     }
 
@@ -661,10 +675,17 @@ impl<'t> Mapper<'t> {
                         } else {
                             piece
                         };
-                        let decoded = state.decode(piece);
+                        // Verbatim: a quote at the end may close the value; held back until
+                        // text follows it (the closing one never is).
+                        let held = if state.verbatim && piece.ends_with(state.quote) {
+                            state.quote.len_utf8()
+                        } else {
+                            0
+                        };
+                        let decoded = state.decode(&piece[..piece.len() - held]);
                         self.value_mode = ValueMode::LiteralString(state);
                         self.builder.push_json_string_content(&decoded);
-                        end
+                        end - held
                     }
                     ValueMode::Whole | ValueMode::WholeString | ValueMode::Literal => return,
                 }
@@ -849,6 +870,9 @@ impl<'t> Mapper<'t> {
                         quote,
                         backslash: false,
                         closed: false,
+                        // The template's own quote; a string in the other one is a
+                        // Python literal.
+                        verbatim: self.values.verbatim_literals && open.starts_with(quote),
                     })
                 }
                 _ => ValueMode::Literal,

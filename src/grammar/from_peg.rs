@@ -103,6 +103,9 @@ pub(crate) struct FromPeg<'a> {
     values: ValueText,
     /// Tagged values read as text may be Python literals (the template writes them).
     python_values: bool,
+    /// Top-level strings in this quote are written verbatim; with the characters that may
+    /// start what follows a value (see [`Json::verbatim`]).
+    verbatim: Option<(char, Vec<char>)>,
 }
 
 impl<'a> FromPeg<'a> {
@@ -131,6 +134,7 @@ impl<'a> FromPeg<'a> {
             literal,
             values,
             python_values,
+            verbatim: None,
         }
     }
 
@@ -138,6 +142,11 @@ impl<'a> FromPeg<'a> {
     fn node(&self, p: Parser) -> &'a Node {
         let g: &'a Grammar = self.g;
         g.node(p)
+    }
+
+    /// Strings in `quote` are written verbatim (see [`Json::verbatim`]).
+    pub(crate) fn verbatim_quote(&mut self, quote: Option<(char, Vec<char>)>) {
+        self.verbatim = quote;
     }
 
     /// The PEG rules flagged as triggers, as references.
@@ -921,8 +930,12 @@ impl<'a> FromPeg<'a> {
             // Python flavour also reads JSON).
             let flavour = self.json.python;
             self.json.python |= until && self.python_values;
+            // A scalar value may be a verbatim string (nested strings are literals).
+            let verbatim = self.verbatim.clone().filter(|_| is_scalar(schema));
+            let outer = std::mem::replace(&mut self.json.verbatim, verbatim);
             let id = self.json.schema(&rule_name, schema);
             self.json.python = flavour;
+            self.json.verbatim = outer;
             (id?, ValueKind::Json)
         } else if let Some((open, close)) = self.literal.clone() {
             // Literal values with custom quotes: the parameter's schema written as a literal
@@ -1004,6 +1017,8 @@ impl<'a> FromPeg<'a> {
                 matches!((rest.next(), rest.next()), (Some(&i), None) if self.reads_json_value(i))
             }
             Node::Atomic(p) => self.reads_json_value(*p),
+            // Other ways to write a value before JSON (verbatim strings): JSON is enough.
+            Node::Choice(items) => items.last().is_some_and(|&l| self.reads_json_value(l)),
             _ => false,
         }
     }
@@ -1336,5 +1351,21 @@ fn children(node: &Node, g: &Grammar, f: &mut impl FnMut(Parser)) {
             }
         }
         _ => {}
+    }
+}
+
+/// Whether every value `schema` allows is a scalar (a string, number, boolean or null: no
+/// object or array can hold a nested string).
+fn is_scalar(schema: &Value) -> bool {
+    const SCALARS: [&str; 5] = ["string", "number", "integer", "boolean", "null"];
+    match schema.get("type") {
+        Some(Value::String(t)) => SCALARS.contains(&t.as_str()),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .all(|t| t.as_str().is_some_and(|t| SCALARS.contains(&t))),
+        _ => schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.iter().all(|v| !v.is_object() && !v.is_array())),
     }
 }

@@ -409,6 +409,9 @@ pub struct SchemaRule {
     pub python: bool,
     /// Literal values with these string quotes and bare keys instead of JSON.
     pub quotes: Option<(String, String)>,
+    /// A string in this quote is written verbatim (no escapes; see
+    /// [`crate::analyze::ArgumentMarkers::verbatim_strings`]).
+    pub verbatim: Option<char>,
 }
 
 /// One named rule.

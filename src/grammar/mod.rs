@@ -247,6 +247,18 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             parser.values.python(),
             &mut rules,
         );
+        if parser.values.verbatim_literals() {
+            let quote = parser
+                .literal_quotes
+                .as_ref()
+                .filter(|(open, _)| open == "'" || open == "\"")
+                .and_then(|(open, _)| open.chars().next());
+            let follow = format
+                .tools
+                .as_ref()
+                .map(|t| after_value_starts(t, &format.reasoning.start));
+            t.verbatim_quote(quote.zip(follow));
+        }
         let mut blocks = t.trigger_rules()?;
         if blocks.is_empty() {
             blocks = t.tool_nodes()?;
@@ -510,4 +522,40 @@ fn prelude(parser: &ChatParser) -> Expr {
         Expr::optional(Expr::seq([Expr::lit(start), text_and_end])),
         wrapper,
     ])
+}
+
+/// The characters that may start the text after a tagged value (see the generator's
+/// lookahead after verbatim strings): its suffix, else the separator or name prefix of the
+/// next argument (a name character when both are blank), or the end of the arguments, call
+/// or section, or what may follow a call whose end marker is left out (the next call, a
+/// reasoning block opened by `reasoning_start`).
+fn after_value_starts(t: &crate::analyze::ToolAnalysis, reasoning_start: &str) -> Vec<char> {
+    let a = &t.arguments;
+    let first = |m: &str| m.trim().chars().next();
+    if let Some(c) = first(&a.value_suffix) {
+        return vec![c];
+    }
+    let mut out: Vec<char> = [
+        &a.end,
+        &t.function.close,
+        &t.per_call_end,
+        &t.call_separator,
+        &t.section_end,
+        &t.per_call_start,
+        &t.section_start,
+        reasoning_start,
+    ]
+    .into_iter()
+    .filter_map(first)
+    .collect();
+    match first(&a.separator).or_else(|| first(&a.name_prefix)) {
+        Some(c) => out.push(c),
+        None => out.extend(
+            ('a'..='z')
+                .chain('A'..='Z')
+                .chain('0'..='9')
+                .chain(['_', '.', '$', '-']),
+        ),
+    }
+    out
 }

@@ -207,8 +207,15 @@ impl Walker<'_> {
             .quotes
             .as_ref()
             .and_then(|(open, close)| literal_text(&value, open, close));
-        let text = if let Some(text) = literal {
+        let verbatim = schema.verbatim.and_then(|quote| match &value {
+            // A verbatim string holds no quote of its own kind (one is written as JSON).
+            Value::String(s) if !s.contains(quote) => Some(format!("{quote}{s}{quote}")),
+            _ => None,
+        });
+        let text = if let Some(text) = literal.or(verbatim) {
             text
+        } else if schema.verbatim.is_some() {
+            value.to_string()
         } else if schema.python {
             python_literal(&value)
         } else if self.below(2) == 0 {

@@ -39,8 +39,14 @@ pub(crate) struct Json<'r> {
     /// bare (or quoted), everything else as in JSON. Set while a literal value's schema is
     /// built.
     pub(crate) quotes: Option<(String, String)>,
+    /// Strings in this quote are written as they are (the template's verbatim strings, see
+    /// [`crate::analyze::ArgumentMarkers::verbatim_strings`]): no escapes, so the grammar
+    /// allows none (a backslash would be read as text) and no inner quote.
+    /// With it, the characters that may start what follows a value: an inner quote is
+    /// followed (after whitespace) by another character, as the parser reads one.
+    pub(crate) verbatim: Option<(char, Vec<char>)>,
     /// The generic rules built so far, per name, flavour (`python`) and literal quoting.
-    generic: HashMap<(&'static str, bool, bool), RuleId>,
+    generic: HashMap<(&'static str, bool, bool, bool), RuleId>,
 }
 
 fn class(ranges: &[(char, char)]) -> Expr {
@@ -61,6 +67,7 @@ impl<'r> Json<'r> {
             rules,
             python,
             quotes: None,
+            verbatim: None,
             generic: HashMap::new(),
         }
     }
@@ -70,12 +77,19 @@ impl<'r> Json<'r> {
         key: &'static str,
         build: impl FnOnce(&mut Self) -> Result<Expr, GrammarError>,
     ) -> Result<Expr, GrammarError> {
-        let cache = (key, self.python, self.quotes.is_some());
+        let cache = (
+            key,
+            self.python,
+            self.quotes.is_some(),
+            self.verbatim.is_some(),
+        );
         if let Some(id) = self.generic.get(&cache) {
             return Ok(Expr::Ref(*id));
         }
         let name = if self.quotes.is_some() {
             format!("literal-{key}")
+        } else if self.verbatim.is_some() {
+            format!("verbatim-{key}")
         } else if self.python {
             format!("py-{key}")
         } else {
@@ -93,6 +107,23 @@ impl<'r> Json<'r> {
         let plain = CharSet::new([('\0', '\u{1F}'), (quote, quote), ('\\', '\\')])
             .and_then(|s| s.complement())
             .map_or(Expr::Never, Expr::Class);
+        if let Some((_, follow)) = self.verbatim.as_ref().filter(|(q, _)| *q == quote) {
+            // Any character but the quote; a quote followed (after whitespace) by a character
+            // that cannot start what follows a value.
+            let text = CharSet::new([(quote, quote)])
+                .and_then(|s| s.complement())
+                .map_or(Expr::Never, Expr::Class);
+            let ws = [(' ', ' '), ('\t', '\t'), ('\n', '\n'), ('\r', '\r')];
+            let mut stops: Vec<(char, char)> = follow.iter().map(|&c| (c, c)).collect();
+            stops.extend(ws);
+            stops.push((quote, quote));
+            let after = CharSet::new(stops)
+                .and_then(|s| s.complement())
+                .map_or(Expr::Never, Expr::Class);
+            let spaces = Expr::repeat(CharSet::new(ws).map_or(Expr::Never, Expr::Class), 0, None);
+            let inner = Expr::seq([Expr::lit(&quote.to_string()), spaces, after]);
+            return Expr::alt([text, inner]);
+        }
         Expr::alt([plain, self.escape()])
     }
 
@@ -120,6 +151,15 @@ impl<'r> Json<'r> {
 
     fn quoted(&self, quote: char, min: u32, max: Option<u32>) -> Expr {
         let q = quote.to_string();
+        if self.verbatim.as_ref().is_some_and(|(v, _)| *v == quote) {
+            // A verbatim string may end in its quote (`'say 'hi''`).
+            return Expr::seq([
+                Expr::lit(&q),
+                self.string_body(quote, min, max),
+                Expr::repeat(Expr::lit(&q), 0, Some(1)),
+                Expr::lit(&q),
+            ]);
+        }
         Expr::seq([
             Expr::lit(&q),
             self.string_body(quote, min, max),
@@ -217,7 +257,12 @@ impl<'r> Json<'r> {
 
     /// Any value.
     pub(crate) fn value(&mut self) -> Result<Expr, GrammarError> {
-        let cache = ("value", self.python, self.quotes.is_some());
+        let cache = (
+            "value",
+            self.python,
+            self.quotes.is_some(),
+            self.verbatim.is_some(),
+        );
         if let Some(id) = self.generic.get(&cache) {
             return Ok(Expr::Ref(*id));
         }
@@ -387,6 +432,7 @@ impl<'r> Json<'r> {
             schema: normalized,
             python: self.python,
             quotes: self.quotes.clone(),
+            verbatim: self.verbatim.as_ref().map(|(quote, _)| *quote),
         });
         Ok(id)
     }

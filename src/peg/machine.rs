@@ -788,8 +788,18 @@ impl Machine {
     }
 
     /// How far the suspended leaf got (the end of every open tag), if one is suspended.
-    pub(crate) fn frontier(&self) -> Option<usize> {
-        self.pending.as_ref().map(|p| p.progress)
+    pub(crate) fn frontier(&self, g: &Grammar) -> Option<usize> {
+        self.pending.as_ref().map(|p| self.open_end(g, p.progress))
+    }
+
+    /// Where open tags end when the suspended leaf got to `progress`: there, or where the
+    /// outermost undecided lookahead started (what a lookahead reads is no part of any open
+    /// tag: it consumes nothing).
+    fn open_end(&self, g: &Grammar, progress: usize) -> usize {
+        self.stack
+            .iter()
+            .find(|f| matches!(g.node(f.node), Node::Peek(_) | Node::Negate(_)))
+            .map_or(progress, |f| progress.min(f.start))
     }
 
     /// The AST in post-order, including open tags as partial nodes (end = the suspended
@@ -896,13 +906,14 @@ impl Machine {
             }
             None => &self.stack[..],
         };
+        let progress = self.open_end(g, p.progress);
         let complete = nodes.len();
         for f in open.iter().rev() {
             if let &Node::Tag { tag, .. } = g.node(f.node) {
                 nodes.push(RawNode {
                     tag,
                     start: f.start,
-                    end: p.progress.max(f.start),
+                    end: progress.max(f.start),
                     first: f.mark.saturating_sub(base as u32),
                 });
             }

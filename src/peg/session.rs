@@ -327,7 +327,7 @@ impl<'g> Session<'g> {
                 self.error = self.machine.error(self.grammar, self.text.as_bytes());
             }
             if self.machine.leaf_only {
-                if let Some(frontier) = self.machine.frontier() {
+                if let Some(frontier) = self.machine.frontier(self.grammar) {
                     self.change = Change::Frontier(frontier);
                 }
             }

@@ -156,6 +156,7 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
             value_wrapper: None,
             escapes: Vec::new(),
             escaped_strings_only: false,
+            verbatim_strings: false,
         },
         call_id: CallIdMarkers {
             position: if b.byte() % 3 == 0 {

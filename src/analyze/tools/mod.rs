@@ -114,6 +114,12 @@ pub struct ArgumentMarkers {
     /// The escapes apply to string values only: other values are written unescaped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub escaped_strings_only: bool,
+    /// String values are written between `string_open` and `string_close` as they are, with
+    /// no escapes: a quote or a newline in the value is written raw (the template joins the
+    /// quotes and the text). Such a string ends at a closing quote that the text after a value
+    /// follows (the value suffix, then a separator or the end of the arguments or call).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verbatim_strings: bool,
 }
 
 /// A kind of non-string JSON value.

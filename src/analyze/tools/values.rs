@@ -19,6 +19,10 @@
 //!   strings in those quotes) are wrapped strings, not literals with custom quotes: the quotes
 //!   become a wrapper of strings only, and values have the same markers.
 //!
+//! - **Verbatim strings**: literals with custom quotes whose strings the template writes as
+//!   they are, with no escapes ([`ArgumentMarkers::verbatim_strings`]): the quote or a newline
+//!   inside a value is written raw.
+//!
 //! Everything found is checked: the renders decoded with it give the values back; otherwise
 //! the wrapper and escapes are not recorded (and quotes stay quotes).
 
@@ -69,7 +73,9 @@ pub fn analyze(render: &RenderFirst<'_>, plain: &str, markers: &mut ArgumentMark
             .as_deref()
             .is_some_and(|text| quotes_are_wrapper(text, &found, &object))
         {
-            // Literals with custom quotes (their own decoding): nothing more to read.
+            // Literals with custom quotes (their own decoding): only whether strings are
+            // written in them as they are.
+            markers.verbatim_strings = verbatim_strings(render, markers);
             return;
         }
         found.value_wrapper = Some(ValueWrapper {
@@ -83,8 +89,23 @@ pub fn analyze(render: &RenderFirst<'_>, plain: &str, markers: &mut ArgumentMark
     }
     if wrapper_and_escapes(render, plain, object_text.as_deref(), &mut found) {
         *markers = found;
+    } else if markers.non_string_values == NonStringValues::StringsQuoted {
+        // The quotes stay literal quotes.
+        markers.verbatim_strings = verbatim_strings(render, markers);
     }
     markers.python_values = python_kinds(render, object_text.as_deref(), markers);
+}
+
+/// Whether string values are written in their quotes as they are: the special string (which
+/// holds both quote characters, a newline and a backslash) renders unchanged between them.
+/// Such quotes do not make a literal (a quote inside ends nothing), so values are read up to a
+/// closing quote followed by what follows a value.
+fn verbatim_strings(render: &RenderFirst<'_>, markers: &ArgumentMarkers) -> bool {
+    let special = special_string();
+    render(Value::String(special.clone()))
+        .as_deref()
+        .and_then(|text| value_region(text, markers, true))
+        .is_some_and(|region| region == special)
 }
 
 /// Whether the strings' extra quotes are a wrapper: the object probe renders as JSON or a
