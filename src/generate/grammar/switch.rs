@@ -1,0 +1,122 @@
+//! The grammar of a role-switch turn (see [`SwitchFormat`]): messages that re-open the
+//! assistant header, each picking its kind by what follows the header.
+//!
+//! ```text
+//! turn    = kind? (tools | SEP kind? | turn_end | content)* $
+//! SEP     = space MESSAGE_END? space HEADER                  (dropped)
+//! kind    = space REASONING_START tag(reasoning, until MESSAGE_END | HEADER)
+//!         | space CONTENT_SUFFIX                             (dropped)
+//! content = tag(content, any until MESSAGE_END | HEADER | TRIGGERS | TURN_END)
+//! ```
+//!
+//! A reasoning start counts only right after a header (the one the prompt wrote, or a
+//! re-opened one): elsewhere it is the model's text. Text after a message end that neither
+//! re-opens the header nor ends the output stays content.
+
+use crate::peg::{BuildError, GrammarBuilder};
+
+use super::super::format::{SwitchFormat, TurnFormat};
+use super::{form_starts, tags, turn_end_forms, BuiltGrammar, Gen, GrammarOptions};
+
+/// Builds the grammar of a role-switch turn.
+pub(super) fn switch_grammar(
+    b: GrammarBuilder,
+    format: &TurnFormat,
+    s: &SwitchFormat,
+    options: &GrammarOptions,
+) -> Result<BuiltGrammar, BuildError> {
+    let g = Gen {
+        b: &b,
+        literal_values: format.literal_values,
+        tool_names: &options.tool_names,
+    };
+    let (header, end) = (s.header.trim(), s.message_end.trim());
+    let te = turn_end_forms(&[&format.turn_end, &format.tool_turn_end, &s.message_end]);
+    let mut triggers: Vec<String> = Vec::new();
+    let add = |t: &str, triggers: &mut Vec<String>| {
+        if !t.is_empty() && !triggers.iter().any(|x| x == t) {
+            triggers.push(t.to_owned());
+        }
+    };
+    add(end, &mut triggers);
+    add(header, &mut triggers);
+    let mut tool_block = None;
+    if let Some(t) = format.tools.as_ref().filter(|_| options.tools) {
+        let (parser, tool_triggers) = g.tools(t, options.parallel_tool_calls, false, None);
+        tool_block = Some(b.trigger_rule("tool-calls", parser));
+        for t in &tool_triggers {
+            add(t, &mut triggers);
+        }
+    }
+    for start in form_starts(&te) {
+        add(&start, &mut triggers);
+    }
+    // What a message opens with, right after its header.
+    let message_stops: Vec<&str> = [end, header]
+        .into_iter()
+        .filter(|m| !m.is_empty())
+        .collect();
+    let rs = format.reasoning.start.trim();
+    let mut kinds = Vec::new();
+    if !rs.is_empty() {
+        let opener = b.seq([b.space(), b.literal(rs)]);
+        kinds.push(if options.extract_reasoning {
+            b.seq([
+                opener,
+                b.tag(tags::REASONING, b.until_one_of(&message_stops)),
+            ])
+        } else {
+            // Reasoning kept inline: the message, its opener included, is content.
+            b.tag(
+                tags::CONTENT,
+                b.seq([opener, b.until_one_of(&message_stops)]),
+            )
+        });
+    }
+    let cs = s.content.trim();
+    if !cs.is_empty() {
+        kinds.push(b.seq([b.space(), b.literal(cs)]));
+    }
+    let kind = if kinds.is_empty() {
+        b.eps()
+    } else {
+        b.optional(b.choice(kinds))
+    };
+    let separator = b.seq([
+        b.space(),
+        b.optional(b.literal(end)),
+        b.space(),
+        b.literal(header),
+        kind,
+    ]);
+    let mut alternatives = vec![separator, g.turn_end(&te)];
+    alternatives.push(b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)])));
+    let body = match tool_block {
+        Some(block) if options.parallel_tool_calls => {
+            alternatives.insert(0, block);
+            b.zero_or_more(b.choice(alternatives))
+        }
+        Some(block) => {
+            // One call block per turn: the rest of the turn is read without calls.
+            let after = b.zero_or_more(b.choice(alternatives.clone()));
+            alternatives.insert(0, b.seq([block, after]));
+            b.zero_or_more(b.choice(alternatives))
+        }
+        None => b.zero_or_more(b.choice(alternatives)),
+    };
+    let root = b.seq([kind, body, b.end()]);
+    let mut markers = triggers;
+    for m in [rs, cs] {
+        if !m.is_empty() && !markers.iter().any(|x| x == m) {
+            markers.push(m.to_owned());
+        }
+    }
+    markers.sort();
+    markers.dedup();
+    Ok(BuiltGrammar {
+        grammar: b.build(root)?,
+        markers,
+        // Reasoning and content after a header are read otherwise than up to the triggers.
+        content_stops: None,
+    })
+}
