@@ -131,7 +131,8 @@ pub fn detect(
     let (message_end, reasoning, content) = found?;
     // A turn that ends with content: its suffix, the content, then the message end and what
     // ends the turn.
-    let body = &frame.content_body;
+    let content_turn = Scenario::with_turn(Turn::content(CONTENT));
+    let body = &frame.after_header(&renderer.render(&content_turn).ok()?);
     let at = body.find(CONTENT)?;
     if body[..at].trim() != content.trim() {
         return None;
@@ -149,10 +150,10 @@ pub fn detect(
     };
     let mut checked = analysis.clone();
     checked.role_switch = Some(switch.clone());
-    let mut samples = vec![(frame.content_body.clone(), "", CONTENT, 0)];
+    let mut samples = vec![(body.clone(), "", CONTENT, 0)];
     if !switch.reasoning.trim().is_empty() {
         samples.push((
-            body_text(renderer, frame, &reasoning_turn)?,
+            frame.after_header(&renderer.render(&reasoning_turn).ok()?),
             REASONING,
             CONTENT,
             0,
@@ -166,10 +167,6 @@ pub fn detect(
     }
     round_trip(&checked, &samples).ok()?;
     Some(switch)
-}
-
-fn body_text(renderer: &Renderer<'_>, frame: &Frame, scenario: &Scenario) -> Option<String> {
-    body(renderer, frame, scenario, false)
 }
 
 /// Parses each rendered body (what the model writes after the prompt's header) with the

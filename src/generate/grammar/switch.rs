@@ -2,16 +2,18 @@
 //! assistant header, each picking its kind by what follows the header.
 //!
 //! ```text
-//! turn    = kind? (tools | SEP kind? | turn_end | content)* $
-//! SEP     = space MESSAGE_END? space HEADER                  (dropped)
-//! kind    = space REASONING_START tag(reasoning, until MESSAGE_END | HEADER)
+//! turn    = (space HEADER)? kind? (tools | SEP kind? | turn_end | content)* $
+//! SEP     = space MESSAGE_END space HEADER                   (dropped)
+//! kind    = space REASONING_START tag(reasoning, until MESSAGE_END)
 //!         | space CONTENT_SUFFIX                             (dropped)
-//! content = tag(content, any until MESSAGE_END | HEADER | TRIGGERS | TURN_END)
+//! content = tag(content, any until MESSAGE_END | TRIGGERS | TURN_END)
 //! ```
 //!
-//! A reasoning start counts only right after a header (the one the prompt wrote, or a
-//! re-opened one): elsewhere it is the model's text. Text after a message end that neither
-//! re-opens the header nor ends the output stays content.
+//! A reasoning start counts only right after a header (the one the prompt wrote, or one
+//! re-opened after a message end): elsewhere it is the model's text, and so is a header
+//! without a message end before it (except a repeat of the prompt's header at the start of
+//! the output). Text after a message end that neither re-opens the header nor ends the output
+//! stays content.
 
 use crate::peg::{BuildError, GrammarBuilder};
 
@@ -39,7 +41,6 @@ pub(super) fn switch_grammar(
         }
     };
     add(end, &mut triggers);
-    add(header, &mut triggers);
     let mut tool_block = None;
     if let Some(t) = format.tools.as_ref().filter(|_| options.tools) {
         let (parser, tool_triggers) = g.tools(t, options.parallel_tool_calls, false, None);
@@ -84,11 +85,13 @@ pub(super) fn switch_grammar(
     };
     let separator = b.seq([
         b.space(),
-        b.optional(b.literal(end)),
+        b.literal(end),
         b.space(),
         b.literal(header),
         kind,
     ]);
+    // The model may repeat the header the prompt wrote.
+    let echo = b.optional(b.seq([b.space(), b.literal(header)]));
     let mut alternatives = vec![separator, g.turn_end(&te)];
     alternatives.push(b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)])));
     let body = match tool_block {
@@ -104,9 +107,9 @@ pub(super) fn switch_grammar(
         }
         None => b.zero_or_more(b.choice(alternatives)),
     };
-    let root = b.seq([kind, body, b.end()]);
+    let root = b.seq([echo, kind, body, b.end()]);
     let mut markers = triggers;
-    for m in [rs, cs] {
+    for m in [rs, cs, header] {
         if !m.is_empty() && !markers.iter().any(|x| x == m) {
             markers.push(m.to_owned());
         }
