@@ -121,7 +121,9 @@ pub fn detect(
                     match &found {
                         Some((e, _, _)) if *e != end => return None,
                         Some(_) => {}
-                        None => found = Some((end, String::new(), b[..c].to_owned())),
+                        // Reasoning messages are the evidence of the layout: without them a
+                        // header between content and calls is the calls' own opener.
+                        None => return None,
                     }
                     call_content = Some(b);
                 }

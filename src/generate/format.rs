@@ -179,10 +179,16 @@ impl TurnFormat {
                     block_join: analysis.content.block_join.clone(),
                 },
                 turn_end: s.content_end.clone(),
+                // A calls message ends with its section end when that ends the message, else
+                // with the tool-call turns' own end.
                 tool_turn_end: tools
                     .as_ref()
                     .map(|t| t.section_end.trim().to_owned())
                     .filter(|e| e.starts_with(s.message_end.as_str()))
+                    .or_else(|| {
+                        let end = analysis.generation_prompt.tool_turn_end.trim();
+                        (!end.is_empty()).then(|| end.to_owned())
+                    })
                     .unwrap_or_else(|| s.message_end.clone()),
                 tools,
                 literal_values,

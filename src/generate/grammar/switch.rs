@@ -52,36 +52,40 @@ pub(super) fn switch_grammar(
     for start in form_starts(&te) {
         add(&start, &mut triggers);
     }
-    // What a message opens with, right after its header.
-    let message_stops: Vec<&str> = [end, header]
-        .into_iter()
-        .filter(|m| !m.is_empty())
-        .collect();
+    // What a message opens with, right after its header: the reasoning start, or the content
+    // suffix (dropped). An opener right before another kind's opener (the prompt opened one
+    // kind and the model wrote another) opened nothing and is dropped.
     let rs = format.reasoning.start.trim();
+    let cs = s.content.trim();
+    let tool_starts: Vec<String> = match format.tools.as_ref().filter(|_| options.tools) {
+        Some(t) => g.tools(t, options.parallel_tool_calls, false, None).1,
+        None => Vec::new(),
+    };
+    let mut openers: Vec<&str> = vec![rs, cs];
+    openers.extend(tool_starts.iter().map(String::as_str));
+    openers.retain(|o| !o.is_empty());
+    let rechosen = || b.peek(b.seq([b.space(), b.choice(openers.iter().map(|o| b.literal(o)))]));
+    let mut empty = Vec::new();
     let mut kinds = Vec::new();
     if !rs.is_empty() {
-        let opener = b.seq([b.space(), b.literal(rs)]);
+        let opener = || b.seq([b.space(), b.literal(rs)]);
+        empty.push(b.seq([opener(), rechosen()]));
         kinds.push(if options.extract_reasoning {
-            b.seq([
-                opener,
-                b.tag(tags::REASONING, b.until_one_of(&message_stops)),
-            ])
+            b.seq([opener(), b.tag(tags::REASONING, b.until(end))])
         } else {
             // Reasoning kept inline: the message, its opener included, is content.
-            b.tag(
-                tags::CONTENT,
-                b.seq([opener, b.until_one_of(&message_stops)]),
-            )
+            b.tag(tags::CONTENT, b.seq([opener(), b.until(end)]))
         });
     }
-    let cs = s.content.trim();
     if !cs.is_empty() {
-        kinds.push(b.seq([b.space(), b.literal(cs)]));
+        let opener = || b.seq([b.space(), b.literal(cs)]);
+        empty.push(b.seq([opener(), rechosen()]));
+        kinds.push(opener());
     }
     let kind = if kinds.is_empty() {
         b.eps()
     } else {
-        b.optional(b.choice(kinds))
+        b.seq([b.zero_or_more(b.choice(empty)), b.optional(b.choice(kinds))])
     };
     let separator = b.seq([
         b.space(),
