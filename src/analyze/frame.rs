@@ -192,6 +192,14 @@ impl Frame {
         self.body_of_turn(&turn_of(base, render, &self.anchor), tools)
     }
 
+    /// The assistant turn in `render` after the header, whole (not cut at the footer).
+    pub fn after_header(&self, render: &str) -> String {
+        let turn = turn_of(&self.base, render, &self.anchor);
+        turn.strip_prefix(self.header.as_str())
+            .unwrap_or(&turn)
+            .to_owned()
+    }
+
     /// The body of a content turn in `render`, rendered with the tool definitions.
     pub fn content_body_with_tools(&self, render: &str) -> Option<String> {
         let base = self.base_tools.as_ref()?;

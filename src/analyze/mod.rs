@@ -22,6 +22,8 @@
 //!    back with the generated parser ([`Analysis::stated`] says where it came from).
 //! 8. `channels`: rendered turns made of channel messages that a documented layout agrees
 //!    with ([`Analysis::channels`]).
+//! 9. `switch`: turns made of messages that re-open the assistant header, whose kind the text
+//!    right after the header picks ([`Analysis::role_switch`]).
 //!
 //! Comparisons go through [`compare::compare`] (renders are memoized, so comparisons share
 //! their base renders); probe conversations come from
@@ -38,6 +40,7 @@ pub mod reasoning;
 pub mod report;
 pub mod scenario;
 pub mod slots;
+pub mod switch;
 pub mod tools;
 mod validate;
 
@@ -55,6 +58,7 @@ pub use content::{ContentAnalysis, ContentMode};
 pub use reasoning::{
     MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope, WithoutReasoning,
 };
+pub use switch::RoleSwitch;
 pub use tools::stated::StatedFormat;
 pub use tools::{
     ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, NonStringValues,
@@ -137,6 +141,10 @@ pub struct Analysis {
     /// Rendered turns are channel messages of a documented layout (see `channels`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channels: Option<crate::generate::ChannelFormat>,
+    /// Rendered turns are messages that re-open the assistant header, each picking its kind
+    /// (reasoning, content, calls) by what follows the header (see `switch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_switch: Option<RoleSwitch>,
     /// How many renders the analysis took (capability probes excluded).
     #[serde(skip)]
     pub renders: u32,
@@ -161,6 +169,7 @@ impl Analysis {
             unsupported: Vec::new(),
             stated: None,
             channels: None,
+            role_switch: None,
             renders: 0,
         }
     }
@@ -264,6 +273,14 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     }
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);
     analysis.channels = channels::select(&analysis);
+    analysis.role_switch = switch::detect(&renderer, &frame, tool_scenario.as_ref(), &analysis);
+    if let Some(s) = &analysis.role_switch {
+        for token in [&s.header, &s.message_end] {
+            if !analysis.preserved_tokens.contains(token) {
+                analysis.preserved_tokens.push(token.clone());
+            }
+        }
+    }
     analysis.renders = renderer.renders();
     analysis
 }

@@ -131,6 +131,17 @@ pub fn render(name: &str, analysis: &Analysis) -> String {
             show(&c.reopen)
         );
     }
+    if let Some(s) = &analysis.role_switch {
+        let _ = writeln!(
+            out,
+            "Turns: messages re-opening {} after {} (reasoning: {}; content: {}; turn end {})",
+            show(&s.header),
+            show(&s.message_end),
+            show(&s.reasoning),
+            show(&s.content),
+            show(&s.content_end)
+        );
+    }
     let tokens: Vec<String> = analysis.preserved_tokens.iter().map(|t| show(t)).collect();
     let _ = writeln!(out, "Preserved tokens: {}", tokens.join(" "));
     if !analysis.unsupported.is_empty() {

@@ -77,6 +77,25 @@ pub struct TurnFormat {
     /// replaces the reasoning/content/tool layout.
     #[serde(default)]
     pub channels: Option<ChannelFormat>,
+    /// The turn is a run of messages that re-open the assistant header, each picking its kind
+    /// by what follows the header (see [`SwitchFormat`]); when set, reasoning and tool-call
+    /// blocks start only at a message start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch: Option<SwitchFormat>,
+}
+
+/// A turn of messages that re-open the assistant header (`HEADER KIND body MESSAGE_END`,
+/// repeated): the reasoning start ([`ReasoningFormat::start`]) or the tool-call section start
+/// right after the header makes the message reasoning or calls; otherwise it is content, after
+/// the content suffix. The generation prompt writes the first header.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchFormat {
+    /// The header every message opens with (`<|im_start|>assistant`).
+    pub header: String,
+    /// What ends a message before the header re-opens (`<|im_end|>`).
+    pub message_end: String,
+    /// What a content message starts with after the header (dropped; often a newline).
+    pub content: String,
 }
 
 /// A turn made of channel messages: `HEADER_START channel [RECIPIENT] [CONSTRAIN type]
@@ -110,7 +129,11 @@ impl TurnFormat {
     /// (`with_tools`) or not: content wrapping can differ between the two.
     pub fn for_request(analysis: &Analysis, with_tools: bool) -> TurnFormat {
         let mut format = TurnFormat::from_analysis(analysis);
-        if let Some(c) = analysis.content_with_tools.as_ref().filter(|_| with_tools) {
+        let content_with_tools = analysis
+            .content_with_tools
+            .as_ref()
+            .filter(|_| with_tools && format.switch.is_none());
+        if let Some(c) = content_with_tools {
             format.content.start.clone_from(&c.start);
             format.content.end.clone_from(&c.end);
         }
@@ -142,7 +165,45 @@ impl TurnFormat {
         }
         let mut tools = analysis.tools.clone();
         let literal_values = tools.as_mut().is_some_and(quoted_values_to_literals);
+        if let Some(s) = &analysis.role_switch {
+            return TurnFormat {
+                reasoning: ReasoningFormat {
+                    start: s.reasoning.clone(),
+                    end: s.message_end.clone(),
+                    tool_calls_only: false,
+                    block_join: None,
+                },
+                content: ContentFormat {
+                    start: String::new(),
+                    end: String::new(),
+                    block_join: analysis.content.block_join.clone(),
+                },
+                turn_end: s.content_end.clone(),
+                // A calls message ends with its section end when that ends the message, else
+                // with the tool-call turns' own end.
+                tool_turn_end: tools
+                    .as_ref()
+                    .map(|t| t.section_end.trim().to_owned())
+                    .filter(|e| e.starts_with(s.message_end.as_str()))
+                    .or_else(|| {
+                        let end = analysis.generation_prompt.tool_turn_end.trim();
+                        (!end.is_empty()).then(|| end.to_owned())
+                    })
+                    .unwrap_or_else(|| s.message_end.clone()),
+                tools,
+                literal_values,
+                turn_start: s.header.clone(),
+                preserved_tokens: analysis.preserved_tokens.clone(),
+                channels: None,
+                switch: Some(SwitchFormat {
+                    header: s.header.clone(),
+                    message_end: s.message_end.clone(),
+                    content: s.content.clone(),
+                }),
+            };
+        }
         TurnFormat {
+            switch: None,
             channels: analysis.channels.clone(),
             literal_values,
             reasoning,

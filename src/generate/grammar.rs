@@ -37,6 +37,8 @@ use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
 use super::format::{ChannelFormat, TurnFormat};
 
+mod switch;
+
 /// The request options that change the grammar.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GrammarOptions {
@@ -119,6 +121,9 @@ pub fn build_grammar(
     let b = GrammarBuilder::new().name(name).python_dict(python);
     if let Some(channels) = &format.channels {
         return channel_grammar(b, channels, options);
+    }
+    if let Some(s) = &format.switch {
+        return switch::switch_grammar(b, format, s, options);
     }
     let g = Gen {
         b: &b,

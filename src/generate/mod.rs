@@ -62,7 +62,7 @@ pub mod stream;
 #[cfg(test)]
 mod tests;
 
-pub use format::{ChannelFormat, ContentFormat, ReasoningFormat, TurnFormat};
+pub use format::{ChannelFormat, ContentFormat, ReasoningFormat, SwitchFormat, TurnFormat};
 pub use grammar::GrammarOptions;
 pub use parser::{ChatParser, GenerateError, ParseProblem, Parsed};
 pub use stream::ChatStream;

@@ -187,6 +187,7 @@ impl ChatParser {
         if options.reasoning_open
             && options.extract_reasoning
             && format.channels.is_none()
+            && format.switch.is_none()
             && format.reasoning.is_enabled()
             && prefill_text.trim() == start
         {

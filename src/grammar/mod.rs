@@ -507,6 +507,24 @@ fn prelude(parser: &ChatParser) -> Expr {
         ]);
         return Expr::seq([Expr::repeat(message, 0, None), Expr::space()]);
     }
+    if let Some(s) = format.switch.as_ref().filter(|_| !end.is_empty()) {
+        // A reasoning message before the calls: its text, the message end, and the header
+        // re-opened for the calls message.
+        let message = Expr::seq([
+            Expr::excluding([end]),
+            Expr::lit(end),
+            Expr::space(),
+            Expr::lit(s.header.trim()),
+            Expr::space(),
+        ]);
+        if options.reasoning_open || start.is_empty() {
+            return message;
+        }
+        return Expr::seq([
+            Expr::space(),
+            Expr::optional(Expr::seq([Expr::lit(start), message])),
+        ]);
+    }
     if end.is_empty() {
         return Expr::seq([Expr::space(), wrapper]);
     }

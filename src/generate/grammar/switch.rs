@@ -1,0 +1,153 @@
+//! The grammar of a role-switch turn (see [`SwitchFormat`]): messages that re-open the
+//! assistant header, each picking its kind by what follows the header.
+//!
+//! ```text
+//! turn    = (space HEADER)? kind? (tools | SEP kind? | turn_end | content)* $
+//! SEP     = space MESSAGE_END space HEADER                   (dropped)
+//! kind    = space REASONING_START tag(reasoning, until MESSAGE_END)
+//!         | space CONTENT_SUFFIX                             (dropped)
+//! content = tag(content, any until MESSAGE_END | TRIGGERS | TURN_END)
+//! ```
+//!
+//! A reasoning start counts only right after a header (the one the prompt wrote, or one
+//! re-opened after a message end): elsewhere it is the model's text, and so is a header
+//! without a message end before it (except a repeat of the prompt's header at the start of
+//! the output). Text after a message end that neither re-opens the header nor ends the output
+//! stays content.
+
+use crate::peg::{BuildError, GrammarBuilder};
+
+use super::super::format::{SwitchFormat, TurnFormat};
+use super::{form_starts, tags, turn_end_forms, BuiltGrammar, Gen, GrammarOptions};
+
+/// Builds the grammar of a role-switch turn.
+pub(super) fn switch_grammar(
+    b: GrammarBuilder,
+    format: &TurnFormat,
+    s: &SwitchFormat,
+    options: &GrammarOptions,
+) -> Result<BuiltGrammar, BuildError> {
+    let g = Gen {
+        b: &b,
+        literal_values: format.literal_values,
+        tool_names: &options.tool_names,
+        reasoning_start: &format.reasoning.start,
+    };
+    let (header, end) = (s.header.trim(), s.message_end.trim());
+    let te = turn_end_forms(&[&format.turn_end, &format.tool_turn_end, &s.message_end]);
+    let mut triggers: Vec<String> = Vec::new();
+    let add = |t: &str, triggers: &mut Vec<String>| {
+        if !t.is_empty() && !triggers.iter().any(|x| x == t) {
+            triggers.push(t.to_owned());
+        }
+    };
+    add(end, &mut triggers);
+    let mut tool_block = None;
+    if let Some(t) = format.tools.as_ref().filter(|_| options.tools) {
+        let (parser, tool_triggers) = g.tools(t, options.parallel_tool_calls, false, None);
+        tool_block = Some(b.trigger_rule("tool-calls", parser));
+        for t in &tool_triggers {
+            add(t, &mut triggers);
+        }
+    }
+    for start in form_starts(&te) {
+        add(&start, &mut triggers);
+    }
+    // What a message opens with, right after its header: the reasoning start, or the content
+    // suffix (dropped). An opener right before another kind's opener (the prompt opened one
+    // kind and the model wrote another) opened nothing and is dropped.
+    let rs = format.reasoning.start.trim();
+    let cs = s.content.trim();
+    let tool_starts: Vec<String> = match format.tools.as_ref().filter(|_| options.tools) {
+        Some(t) => g.tools(t, options.parallel_tool_calls, false, None).1,
+        None => Vec::new(),
+    };
+    let mut openers: Vec<&str> = vec![rs, cs];
+    openers.extend(tool_starts.iter().map(String::as_str));
+    openers.retain(|o| !o.is_empty());
+    let rechosen = || b.peek(b.seq([b.space(), b.choice(openers.iter().map(|o| b.literal(o)))]));
+    let mut empty = Vec::new();
+    let mut kinds = Vec::new();
+    // A reasoning message runs to the message end: what follows it is the next message, the
+    // turn's end or the end of the output (said here, not left to the turn's loop, so that a
+    // grammar made from this parser cannot put calls right after reasoning text).
+    // (A turn end not opening with the message end is reasoning text; a message end followed
+    // by neither is dropped, what follows it read as the turn's next part.)
+    let te_after: Vec<String> = te.iter().filter(|f| f.starts_with(end)).cloned().collect();
+    let mut after = vec![b.reference("switch-separator")];
+    if !te_after.is_empty() {
+        after.push(g.turn_end(&te_after));
+    }
+    after.push(b.seq([b.space(), b.literal(end)]));
+    after.push(b.seq([b.space(), b.end()]));
+    let after_reasoning = b.choice(after);
+    if !rs.is_empty() {
+        let opener = || b.seq([b.space(), b.literal(rs)]);
+        empty.push(b.seq([opener(), rechosen()]));
+        kinds.push(if options.extract_reasoning {
+            b.seq([
+                opener(),
+                b.tag(tags::REASONING, b.until(end)),
+                after_reasoning,
+            ])
+        } else {
+            // Reasoning kept inline: the message, its opener included, is content.
+            b.seq([
+                b.tag(tags::CONTENT, b.seq([opener(), b.until(end)])),
+                after_reasoning,
+            ])
+        });
+    }
+    if !cs.is_empty() {
+        let opener = || b.seq([b.space(), b.literal(cs)]);
+        empty.push(b.seq([opener(), rechosen()]));
+        kinds.push(opener());
+    }
+    let kind = if kinds.is_empty() {
+        b.eps()
+    } else {
+        b.seq([b.zero_or_more(b.choice(empty)), b.optional(b.choice(kinds))])
+    };
+    let separator = b.rule(
+        "switch-separator",
+        b.seq([
+            b.space(),
+            b.literal(end),
+            b.space(),
+            b.literal(header),
+            kind,
+        ]),
+    );
+    // The model may repeat the header the prompt wrote.
+    let echo = b.optional(b.seq([b.space(), b.literal(header)]));
+    let mut alternatives = vec![separator, g.turn_end(&te)];
+    alternatives.push(b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)])));
+    let body = match tool_block {
+        Some(block) if options.parallel_tool_calls => {
+            alternatives.insert(0, block);
+            b.zero_or_more(b.choice(alternatives))
+        }
+        Some(block) => {
+            // One call block per turn: the rest of the turn is read without calls.
+            let after = b.zero_or_more(b.choice(alternatives.clone()));
+            alternatives.insert(0, b.seq([block, after]));
+            b.zero_or_more(b.choice(alternatives))
+        }
+        None => b.zero_or_more(b.choice(alternatives)),
+    };
+    let root = b.seq([echo, kind, body, b.end()]);
+    let mut markers = triggers;
+    for m in [rs, cs, header] {
+        if !m.is_empty() && !markers.iter().any(|x| x == m) {
+            markers.push(m.to_owned());
+        }
+    }
+    markers.sort();
+    markers.dedup();
+    Ok(BuiltGrammar {
+        grammar: b.build(root)?,
+        markers,
+        // Reasoning and content after a header are read otherwise than up to the triggers.
+        content_stops: None,
+    })
+}
