@@ -11,7 +11,8 @@
 //! closes    = END (space END)*                               (a repeated close is dropped)
 //! wrapped   = CONTENT_START tag(content, until CONTENT_END) CONTENT_END?
 //! body      = tools | START closes | START tag(reasoning, until END) closes
-//!           | END space $ | TURN_END space $ | tag(content, any until TRIGGERS)
+//!           | END space $ | TURN_END HEADER | TURN_END space $
+//!           | tag(content, any until TRIGGERS)
 //! tools     = SECTION_START call (SEP call)* SECTION_END? | call+
 //! call      = &atomic(call up to its name) tag(tool, ...)
 //! ```
@@ -234,6 +235,20 @@ pub fn build_grammar(
         triggers.push(re.to_owned());
     }
     if !te.is_empty() {
+        // A turn end followed by the assistant header re-opens the message (a template that
+        // renders parts of one turn as several assistant messages): both are dropped.
+        let headers: Vec<String> = header_echoes(&format.turn_start)
+            .into_iter()
+            .filter(|h| !te.iter().any(|t| t == h))
+            .collect();
+        if !headers.is_empty() {
+            alternatives.push(b.seq([
+                b.space(),
+                b.choice(te.iter().map(|t| b.literal(t))),
+                b.space(),
+                b.choice(headers.iter().map(|h| b.literal(h))),
+            ]));
+        }
         // An end-of-turn marker the server did not strip ends the turn (only at the end: one
         // in the middle of the output stays content).
         alternatives.push(g.turn_end(&te));
