@@ -266,20 +266,7 @@ pub fn build_grammar(
         b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)]))
     };
     alternatives.push(plain);
-    let body = match tool_block {
-        Some(block) if options.parallel_tool_calls => {
-            alternatives.insert(0, block);
-            b.zero_or_more(b.choice(alternatives))
-        }
-        Some(block) => {
-            // One call per turn: after the first call block, the rest of the turn is read
-            // without calls (another call stays content, and the parse reports it).
-            let after = b.zero_or_more(b.choice(alternatives.clone()));
-            alternatives.insert(0, b.seq([block, after]));
-            b.zero_or_more(b.choice(alternatives))
-        }
-        None => b.zero_or_more(b.choice(alternatives)),
-    };
+    let body = turn_body(&b, tool_block, alternatives, options.parallel_tool_calls);
     let mut reasoning = g.reasoning(format, options, tool_trigger.as_deref(), &te);
     if !options.extract_reasoning && !cs.is_empty() && !rs.is_empty() {
         // Reasoning kept inline, but the model skipped it: the opener (written by the
@@ -337,6 +324,26 @@ pub fn build_grammar(
 /// prefixes that ends with a marker (`<|end|>` of `<|end|>\n</s>`, whose `</s>` the server
 /// stripped), and each of its suffixes that starts with one (`</s>` alone: the model wrote the
 /// end-of-sequence token without the turn's own end).
+/// The loop over a turn's parts: the call block first, then `alternatives`. Without parallel
+/// calls, the first call block holds one call and the rest of the turn is read without calls
+/// (another call stays content, and the parse reports it).
+fn turn_body(
+    b: &GrammarBuilder,
+    tool_block: Option<Parser>,
+    mut alternatives: Vec<Parser>,
+    parallel: bool,
+) -> Parser {
+    match tool_block {
+        Some(block) if parallel => alternatives.insert(0, block),
+        Some(block) => {
+            let after = b.zero_or_more(b.choice(alternatives.clone()));
+            alternatives.insert(0, b.seq([block, after]));
+        }
+        None => {}
+    }
+    b.zero_or_more(b.choice(alternatives))
+}
+
 fn turn_end_forms(turn_ends: &[&str]) -> Vec<String> {
     let mut forms: Vec<String> = Vec::new();
     let mut add = |form: &str| {

@@ -18,7 +18,7 @@
 use crate::peg::{BuildError, GrammarBuilder};
 
 use super::super::format::{SwitchFormat, TurnFormat};
-use super::{form_starts, tags, turn_end_forms, BuiltGrammar, Gen, GrammarOptions};
+use super::{form_starts, tags, turn_body, turn_end_forms, BuiltGrammar, Gen, GrammarOptions};
 
 /// Builds the grammar of a role-switch turn.
 pub(super) fn switch_grammar(
@@ -122,19 +122,7 @@ pub(super) fn switch_grammar(
     let echo = b.optional(b.seq([b.space(), b.literal(header)]));
     let mut alternatives = vec![separator, g.turn_end(&te)];
     alternatives.push(b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)])));
-    let body = match tool_block {
-        Some(block) if options.parallel_tool_calls => {
-            alternatives.insert(0, block);
-            b.zero_or_more(b.choice(alternatives))
-        }
-        Some(block) => {
-            // One call block per turn: the rest of the turn is read without calls.
-            let after = b.zero_or_more(b.choice(alternatives.clone()));
-            alternatives.insert(0, b.seq([block, after]));
-            b.zero_or_more(b.choice(alternatives))
-        }
-        None => b.zero_or_more(b.choice(alternatives)),
-    };
+    let body = turn_body(&b, tool_block, alternatives, options.parallel_tool_calls);
     let root = b.seq([echo, kind, body, b.end()]);
     let mut markers = triggers;
     for m in [rs, cs, header] {
