@@ -1104,16 +1104,11 @@ impl Gen<'_> {
             },
         ]);
         let mut after = vec![next_argument];
-        for end in [
-            &a.end,
-            &t.function.close,
-            &t.per_call_end,
-            &t.call_separator,
-            &t.section_end,
-            &t.per_call_start,
-            &t.section_start,
-            self.reasoning_start,
-        ] {
+        for end in t
+            .after_value_markers()
+            .into_iter()
+            .chain([self.reasoning_start])
+        {
             if !stop_text(end).is_empty() {
                 after.push(self.lit_before(end));
             }

@@ -553,19 +553,12 @@ fn after_value_starts(t: &crate::analyze::ToolAnalysis, reasoning_start: &str) -
     if let Some(c) = first(&a.value_suffix) {
         return vec![c];
     }
-    let mut out: Vec<char> = [
-        &a.end,
-        &t.function.close,
-        &t.per_call_end,
-        &t.call_separator,
-        &t.section_end,
-        &t.per_call_start,
-        &t.section_start,
-        reasoning_start,
-    ]
-    .into_iter()
-    .filter_map(first)
-    .collect();
+    let mut out: Vec<char> = t
+        .after_value_markers()
+        .into_iter()
+        .chain([reasoning_start])
+        .filter_map(first)
+        .collect();
     match first(&a.separator).or_else(|| first(&a.name_prefix)) {
         Some(c) => out.push(c),
         None => out.extend(

@@ -320,6 +320,21 @@ pub struct ToolAnalysis {
 }
 
 impl ToolAnalysis {
+    /// The markers that may come right after a tagged argument value (past its suffix) other
+    /// than the next argument: the end of the arguments, of the call or of the section, or,
+    /// where a call's end marker is left out, the next call.
+    pub fn after_value_markers(&self) -> [&str; 7] {
+        [
+            &self.arguments.end,
+            &self.function.close,
+            &self.per_call_end,
+            &self.call_separator,
+            &self.section_end,
+            &self.per_call_start,
+            &self.section_start,
+        ]
+    }
+
     /// Every marker string (possibly empty) of the analysis.
     pub fn markers(&self) -> Vec<&str> {
         let (f, c) = (&self.function, &self.call_id);
