@@ -222,14 +222,36 @@ fn check_tools(
         let body = frame.tool_body_against(&check_base, &render);
         let text = slotting.apply(call_text(&body, &analysis.reasoning, &analysis.content), c);
         let pieces = expected_pieces(t, &calls);
-        match_pieces(&text, &pieces, t.json.as_ref()).map_err(|e| {
-            format!(
-                "tool markers do not reproduce a fresh render of {} call(s): {e}",
-                calls.len()
-            )
-        })?;
+        match match_pieces(&text, &pieces, t.json.as_ref()) {
+            Ok(()) => {}
+            // One call reproduced (the first set), several calls match up to the end of the
+            // section and then go on: the template closes its calls by their number.
+            Err(Mismatch::Trailing(extra)) if calls.len() > 1 => {
+                return Err(closing_by_count(t, calls.len(), &extra))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "tool markers do not reproduce a fresh render of {} call(s): {e}",
+                    calls.len()
+                ))
+            }
+        }
     }
     Ok(())
+}
+
+/// The refusal of a template whose render of `count` calls writes `extra` after the section
+/// end that one call ends with: its renders of one and of several calls contradict each other
+/// (e.g. a section end written after every call but the first), so no one layout reads both.
+fn closing_by_count(t: &ToolAnalysis, count: usize, extra: &str) -> String {
+    format!(
+        "{}the template closes its tool calls by their number: one call renders ending in \
+         {:?}, {count} calls render {:?} after that (a section end written after later calls \
+         only): its renders of one and several calls contradict each other",
+        super::REFUSED,
+        t.per_call_end.clone() + &t.section_end,
+        snippet(extra, 40),
+    )
 }
 
 fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
@@ -315,8 +337,44 @@ fn expected_pieces(t: &ToolAnalysis, calls: &[Call]) -> Vec<Piece> {
     out
 }
 
+/// Why a render does not match the expected pieces.
+enum Mismatch {
+    /// Every piece matched and this text is left over.
+    Trailing(String),
+    /// A piece did not match (what was expected, where).
+    Piece(String),
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mismatch::Trailing(rest) => {
+                write!(f, "unexpected trailing text {:?}", snippet(rest, 40))
+            }
+            Mismatch::Piece(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Matches `text` against `pieces` exactly (whole text).
-fn match_pieces(text: &str, pieces: &[Piece], layout: Option<&JsonLayout>) -> Result<(), String> {
+fn match_pieces(text: &str, pieces: &[Piece], layout: Option<&JsonLayout>) -> Result<(), Mismatch> {
+    match_prefix(text, pieces, layout)
+        .map_err(Mismatch::Piece)
+        .and_then(|at| {
+            if at == text.len() {
+                Ok(())
+            } else {
+                Err(Mismatch::Trailing(text[at..].to_owned()))
+            }
+        })
+}
+
+/// Matches `pieces` at the start of `text`; returns where they end.
+fn match_prefix(
+    text: &str,
+    pieces: &[Piece],
+    layout: Option<&JsonLayout>,
+) -> Result<usize, String> {
     let mut at = 0;
     for piece in pieces {
         match piece {
@@ -345,14 +403,7 @@ fn match_pieces(text: &str, pieces: &[Piece], layout: Option<&JsonLayout>) -> Re
             }
         }
     }
-    if at == text.len() {
-        Ok(())
-    } else {
-        Err(format!(
-            "unexpected trailing text {:?}",
-            snippet(&text[at..], 40)
-        ))
-    }
+    Ok(at)
 }
 
 /// Matches `expected` at `at` in `text`: literally, except that a type slot matches the word
