@@ -61,8 +61,8 @@ pub use reasoning::{
 pub use switch::RoleSwitch;
 pub use tools::stated::StatedFormat;
 pub use tools::{
-    ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, NonStringValues,
-    ToolAnalysis, ToolFormat, TypedValueMarkers,
+    ArgumentMarkers, CallIdMarkers, CallIdPosition, ElementValues, FunctionMarkers, JsonLayout,
+    NonStringValues, ToolAnalysis, ToolFormat, TypedValueMarkers,
 };
 
 use compare::Renderer;

@@ -185,6 +185,14 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
             }
         }
         line(out, "non-string values", &enum_name(&a.non_string_values));
+        if let Some(e) = &a.element_values {
+            let shape = format!(
+                "{} (items {})",
+                show(&e.element("NAME", "VALUE")),
+                show(&e.element(&e.item, "VALUE"))
+            );
+            line(out, "objects and arrays", &format!("as elements: {shape}"));
+        }
         if let Some(n) = &a.non_string {
             line(out, "json arg name suffix", &show(&n.name_suffix));
             line(out, "json arg value prefix", &show(&n.value_prefix));

@@ -33,7 +33,7 @@
 
 use crate::analyze::markers::units;
 use crate::analyze::slots::{self, Piece, Slot};
-use crate::analyze::{ArgumentMarkers, CallIdPosition, ToolAnalysis, ToolFormat};
+use crate::analyze::{ArgumentMarkers, CallIdPosition, ElementValues, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
 use super::format::{ChannelFormat, TurnFormat};
@@ -89,6 +89,10 @@ pub mod tags {
     /// A tagged argument's JSON value written with the non-string markers.
     pub const TOOL_ARG_JSON: &str = "tool_arg_json";
 }
+
+/// The rule of values written as elements (see [`ElementValues`]); the constraint grammar
+/// translation recognises it by this name.
+pub const ELEMENT_LIST_RULE: &str = "element-list";
 
 /// A built grammar and the markers that start anything but plain content.
 #[derive(Debug, Clone)]
@@ -1010,10 +1014,7 @@ impl Gen<'_> {
                     if self.literal_values {
                         b.tag(tags::TOOL_ARG_VALUE, self.literal_value(a, verbatim_follow))
                     } else {
-                        b.tag(
-                            tags::TOOL_ARG_VALUE,
-                            self.raw_value(a, &value_end, &a.value_suffix),
-                        )
+                        b.tag(tags::TOOL_ARG_VALUE, self.tagged_value(a, &value_end))
                     },
                     self.lit_before(&a.value_suffix),
                 ]),
@@ -1051,6 +1052,63 @@ impl Gen<'_> {
             b.optional(b.seq([arg, b.zero_or_more(b.seq([sep, arg]))])),
             self.lit_before(&a.end),
         ])
+    }
+
+    /// A tagged value: elements (where the template writes objects and arrays so) when the
+    /// value suffix follows them, else its raw text up to `end`.
+    fn tagged_value(&self, a: &ArgumentMarkers, end: &str) -> Parser {
+        let b = self.b;
+        let raw = self.raw_value(a, end, &a.value_suffix);
+        // Elements need an opener and a closer to be told from text (an element always
+        // consumes text, so their repetition ends).
+        let Some(e) = a
+            .element_values
+            .as_ref()
+            .filter(|e| !stop_text(&e.open).is_empty() && !stop_text(&e.close).is_empty())
+        else {
+            return raw;
+        };
+        let follows = b.peek(self.lit_before(&a.value_suffix));
+        b.choice([b.seq([self.elements(e), follows]), raw])
+    }
+
+    /// Elements in a row (see [`ElementValues`]): each its opener, a name, the text between
+    /// name and value, a value (elements again, or text up to a closer) and its closer.
+    fn elements(&self, e: &ElementValues) -> Parser {
+        let b = self.b;
+        let close_start = stop_text(&e.close);
+        let closer_next = b.seq([b.space(), b.literal(close_start)]);
+        // Text runs to a closer (`</` + a name + `>`): a `</` that starts no closer is text.
+        let closer = match slots::pieces(e.close.trim()).as_slice() {
+            [Piece::Text(_), Piece::Slot(Slot::Key), Piece::Text(end)] => b.seq([
+                b.literal(close_start),
+                b.chars("[A-Za-z0-9_.:\\-]", 1, None),
+                b.literal(end),
+            ]),
+            _ => b.literal(close_start),
+        };
+        let text = b.seq([
+            b.until(close_start),
+            b.zero_or_more(b.seq([
+                b.negate(closer),
+                b.literal(close_start),
+                b.until(close_start),
+            ])),
+        ]);
+        let value = b.choice([
+            b.seq([b.reference(ELEMENT_LIST_RULE), b.peek(closer_next)]),
+            text,
+        ]);
+        let name_stop = stop_text(&e.name_value);
+        let element = b.seq([
+            b.negate(closer_next),
+            self.lit_before(&e.open),
+            word_until(b, [name_stop]),
+            self.lit_exact_after(&e.name_value),
+            value,
+            self.lit_before(&e.close),
+        ]);
+        b.rule(ELEMENT_LIST_RULE, b.one_or_more(element))
     }
 
     /// A tagged value's raw text, up to `end`. With a value wrapper, a wrapped value (one

@@ -34,7 +34,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::analyze::ToolAnalysis;
+use crate::analyze::{ElementValues, ToolAnalysis};
 use crate::message::python::PythonToJson;
 use crate::message::request::declared_types;
 use crate::message::{
@@ -176,6 +176,8 @@ pub(crate) struct ValueFormat {
     python: bool,
     /// Literal strings are written in their quotes as they are (no escapes).
     verbatim_literals: bool,
+    /// Objects and arrays are written as elements.
+    elements: Option<ElementValues>,
 }
 
 impl ValueFormat {
@@ -205,6 +207,7 @@ impl ValueFormat {
             wrapped_strings: a.value_wrapper.as_ref().is_some_and(|w| w.strings_only),
             python: !a.python_values.is_empty(),
             verbatim_literals: a.verbatim_strings,
+            elements: a.element_values.clone(),
         }
     }
 
@@ -935,6 +938,12 @@ impl<'t> Mapper<'t> {
                         let json = super::literal::literal_to_json(raw, &open, &close);
                         self.builder.push_arguments(&json);
                     }
+                    ValueMode::WholeString | ValueMode::Whole
+                        if self.element_value(raw).is_some() =>
+                    {
+                        let json = self.element_value(raw).unwrap_or_default();
+                        self.builder.push_argument_value(&json);
+                    }
                     ValueMode::WholeString => {
                         // `null`, or the string.
                         let value = match self.values.whole(raw, true) {
@@ -962,6 +971,20 @@ impl<'t> Mapper<'t> {
             }
             _ => {}
         }
+    }
+}
+
+impl Mapper<'_> {
+    /// The JSON text of a complete value written as elements (typed by the parameter's
+    /// schema), when the template writes containers so and `raw` is one.
+    fn element_value(&self, raw: &str) -> Option<String> {
+        let e = self.values.elements.as_ref()?;
+        let schema = self
+            .tools
+            .iter()
+            .find(|t| t.name() == self.tool_name)
+            .and_then(|t| t.parameter(&self.arg_name));
+        super::elements::element_json(raw, e, schema).map(|v| v.to_string())
     }
 }
 

@@ -50,6 +50,7 @@
 //! ```
 
 mod commit;
+pub mod elements;
 pub mod families;
 pub mod format;
 pub mod grammar;

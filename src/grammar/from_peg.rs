@@ -34,6 +34,10 @@
 //!   like the parser does), the parameter's schema for the others ([`Role::Argument`];
 //!   for literal values with custom string quotes, the schema written as a literal: strings in
 //!   the quotes, object keys bare);
+//! - values the template writes as elements (`<k>v</k>`, the generator's
+//!   [`ELEMENT_LIST_RULE`](crate::generate::grammar::ELEMENT_LIST_RULE)): not written; object
+//!   and array parameters follow their schema as JSON, which the parser reads as well, and
+//!   strings are text (stricter than the parser, never wrong);
 //! - a JSON call object `{ (!K other ,)* R (, member)* }` (members a choice of the name, the
 //!   arguments, the id, any other key): its known members each at most once, in any order, the
 //!   required one present, and no other key (see `member_object`).
@@ -399,6 +403,11 @@ impl<'a> FromPeg<'a> {
         let Some(rule) = g.rules.get(r as usize) else {
             return Ok(Expr::Never);
         };
+        if &*rule.name == crate::generate::grammar::ELEMENT_LIST_RULE {
+            // Values written as elements: the grammar writes containers as JSON instead,
+            // which the parser reads as well (see the module docs).
+            return Ok(Expr::Never);
+        }
         let mut wanted = rule.name.to_string();
         if let Some(t) = ctx.tool.and_then(|t| self.tools.get(t)) {
             wanted = format!("{wanted}-{}", t.name());

@@ -15,9 +15,10 @@
 //! Shared by `fuzz/fuzz_targets/grammar.rs` and the regression replay in
 //! `tests/fuzz_regressions.rs`.
 
+use chatparse::analyze::slots::Slot;
 use chatparse::analyze::{
-    ArgumentMarkers, CallIdMarkers, CallIdPosition, FunctionMarkers, JsonLayout, NonStringValues,
-    ToolAnalysis, ToolFormat,
+    ArgumentMarkers, CallIdMarkers, CallIdPosition, ElementValues, FunctionMarkers, JsonLayout,
+    NonStringValues, ToolAnalysis, ToolFormat,
 };
 use chatparse::generate::{ChatParser, ReasoningFormat, TurnFormat};
 use chatparse::grammar::{constraint, ir, sample, GrammarError, GrammarFlavor};
@@ -157,6 +158,13 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
             escapes: Vec::new(),
             escaped_strings_only: false,
             verbatim_strings: false,
+            element_values: (b.byte() % 4 == 0).then(|| ElementValues {
+                open: b.marker(),
+                name_value: b.marker(),
+                close: format!("{}{}{}", b.marker(), Slot::Key.char(), b.marker()),
+                separator: String::new(),
+                item: b.marker(),
+            }),
         },
         call_id: CallIdMarkers {
             position: if b.byte() % 3 == 0 {

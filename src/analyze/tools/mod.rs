@@ -17,6 +17,7 @@
 
 mod arguments;
 mod call_id;
+pub mod elements;
 mod format;
 mod json_native;
 pub(crate) mod json_scan;
@@ -120,6 +121,28 @@ pub struct ArgumentMarkers {
     /// follows (the value suffix, then a separator or the end of the arguments or call).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub verbatim_strings: bool,
+    /// Objects and arrays are written as elements, recursively: each member as
+    /// `open + key + name_value + value + close` (`<key>value</key>`), each array item the
+    /// same with a fixed item name (see [`values`](self::values)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element_values: Option<ElementValues>,
+}
+
+/// How a template writes objects and arrays as elements (`<k>v</k>`, `<item>v</item>`),
+/// found from renders of an object and an array value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElementValues {
+    /// Text before a member's name (`<`).
+    pub open: String,
+    /// Text between the name and the value (`>`).
+    pub name_value: String,
+    /// Text after the value; [`Slot::Key`](crate::analyze::slots::Slot::Key) where the
+    /// name is written again (`</{key}>`).
+    pub close: String,
+    /// Text between two elements (whitespace, often empty).
+    pub separator: String,
+    /// The name every array item is written with (`item`).
+    pub item: String,
 }
 
 /// A kind of non-string JSON value.

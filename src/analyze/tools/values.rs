@@ -94,6 +94,13 @@ pub fn analyze(render: &RenderFirst<'_>, plain: &str, markers: &mut ArgumentMark
         markers.verbatim_strings = verbatim_strings(render, markers);
     }
     markers.python_values = python_kinds(render, object_text.as_deref(), markers);
+    markers.element_values = super::elements::element_values(render, markers);
+    if markers.element_values.is_some() {
+        // Containers are elements, not literals.
+        markers
+            .python_values
+            .retain(|k| !matches!(k, JsonKind::Object | JsonKind::Array));
+    }
 }
 
 /// Whether string values are written in their quotes as they are: the special string (which
@@ -278,7 +285,11 @@ fn reads_as(text: &str, value: &Value) -> Option<Syntax> {
 /// primary probe's): between the first name's suffix and value prefix (the string or the
 /// non-string ones) and the value suffix before the second argument; for strings, inside the
 /// strings' extra quotes.
-fn value_region<'t>(text: &'t str, markers: &ArgumentMarkers, string: bool) -> Option<&'t str> {
+pub(super) fn value_region<'t>(
+    text: &'t str,
+    markers: &ArgumentMarkers,
+    string: bool,
+) -> Option<&'t str> {
     let p = &ProbeSet::PRIMARY;
     let start = text.find(p.arg_first)? + p.arg_first.len();
     let after = &text[start..];
