@@ -454,6 +454,19 @@ fn regex_escape(c: &str) -> String {
         .collect()
 }
 
+/// Whether a value's end marker is text a value may well hold: at most two characters, none
+/// of them a letter or digit (a quote, `, `, `)`), unlike a tag (`</parameter>`). Such values
+/// are read by what follows them (see `Gen::guided_text`).
+fn weak_end(end: &str) -> bool {
+    // The whole marker: a slot (`</{key}>`) makes a tag.
+    let core = end.trim();
+    !core.is_empty()
+        && core.chars().count() <= 2
+        && !core
+            .chars()
+            .any(|c| c.is_alphanumeric() || slots::Slot::of(c).is_some())
+}
+
 /// The fixed text a marker starts with (whitespace trimmed, up to its first slot): where a
 /// text read up to the marker stops.
 fn stop_text(marker: &str) -> &str {
@@ -1014,7 +1027,7 @@ impl Gen<'_> {
                     if self.literal_values {
                         b.tag(tags::TOOL_ARG_VALUE, self.literal_value(a, verbatim_follow))
                     } else {
-                        b.tag(tags::TOOL_ARG_VALUE, self.tagged_value(a, &value_end))
+                        b.tag(tags::TOOL_ARG_VALUE, self.tagged_value(t, &value_end))
                     },
                     self.lit_before(&a.value_suffix),
                 ]),
@@ -1056,9 +1069,14 @@ impl Gen<'_> {
 
     /// A tagged value: elements (where the template writes objects and arrays so) when the
     /// value suffix follows them, else its raw text up to `end`.
-    fn tagged_value(&self, a: &ArgumentMarkers, end: &str) -> Parser {
+    fn tagged_value(&self, t: &ToolAnalysis, end: &str) -> Parser {
         let b = self.b;
-        let raw = self.raw_value(a, end, &a.value_suffix);
+        let a = &t.arguments;
+        let raw = if weak_end(end) && a.value_wrapper.is_none() {
+            self.guided_text(t, end)
+        } else {
+            self.raw_value(a, end, &a.value_suffix)
+        };
         // Elements need an opener and a closer to be told from text (an element always
         // consumes text, so their repetition ends).
         let Some(e) = a
@@ -1146,8 +1164,122 @@ impl Gen<'_> {
         let b = self.b;
         let a = &t.arguments;
         let suffix = self.lit_before(&a.value_suffix);
+        let mut after = vec![self.next_argument(a)];
+        for end in t
+            .after_value_markers()
+            .into_iter()
+            .chain([self.reasoning_start])
+        {
+            if !stop_text(end).is_empty() {
+                after.push(self.lit_before(end));
+            }
+        }
+        b.seq([suffix, b.choice(after)])
+    }
+
+    /// A value's raw text whose end marker is text a value may hold (`"`, `, `, `)`; see
+    /// [`weak_end`]): it runs to the first place where what follows a value comes (the value
+    /// suffix, then the next argument, or the end of the arguments or of the call followed by
+    /// what may follow a call); an end marker elsewhere is text (`say "hi" now` between
+    /// quotes, `Lunch (team), 12:00` before `)`).
+    fn guided_text(&self, t: &ToolAnalysis, end: &str) -> Parser {
+        let b = self.b;
+        let a = &t.arguments;
+        let exact = |m: &str| {
+            if m.is_empty() {
+                b.eps()
+            } else if stop_text(m).is_empty() {
+                b.literal(m)
+            } else {
+                self.lit_before(m)
+            }
+        };
+        // What may follow a call: the next call (its markers, maybe a new section, a name, the
+        // name suffix), the end of the section, reasoning, or the end of the output.
+        let mut after_call = Vec::new();
+        if !stop_text(&t.function.name_suffix).is_empty() {
+            after_call.push(b.seq([
+                b.optional(exact(&t.call_separator)),
+                b.optional(exact(&t.section_start)),
+                exact(&t.per_call_start),
+                self.lit_before(&t.function.name_prefix),
+                b.space(),
+                word_until(b, [stop_text(&t.function.name_suffix)]),
+                b.space(),
+                self.text(stop_text(&t.function.name_suffix)),
+            ]));
+        }
+        for m in [t.section_end.as_str(), self.reasoning_start] {
+            if !m.is_empty() {
+                after_call.push(exact(m));
+            }
+        }
+        after_call.push(b.seq([b.space(), b.end()]));
+        // After an explicit end marker, a line break too.
+        let after_end = b.choice(
+            after_call
+                .iter()
+                .copied()
+                .chain([b.seq([b.chars("[ \\t]", 0, None), b.literal("\n")])]),
+        );
+        let after_call = b.choice(after_call);
+        // The end of the arguments or of the call, then what may follow a call; with neither
+        // marker, what follows a call right away.
+        let ends: Vec<&str> = [
+            a.end.as_str(),
+            t.function.close.as_str(),
+            t.per_call_end.as_str(),
+        ]
+        .into_iter()
+        .filter(|m| !m.is_empty())
+        .collect();
+        let mut after = vec![self.next_argument(a)];
+        if ends.is_empty() {
+            after.push(b.peek(after_call));
+        } else {
+            after.extend(ends.iter().map(|m| b.seq([exact(m), b.peek(after_end)])));
+        }
+        let follow = b.seq([self.lit_before(&a.value_suffix), b.choice(after)]);
+        // Where `follow` may start: the suffix, or (blank) any marker after a value.
+        let stop = |m: &'_ str| -> Option<String> {
+            match (m.is_empty(), stop_text(m)) {
+                (true, _) => None,
+                (false, "") => Some(m.to_owned()),
+                (false, core) => Some(core.to_owned()),
+            }
+        };
+        let stops: Vec<String> = if stop_text(&a.value_suffix).is_empty() {
+            [
+                end,
+                a.separator.as_str(),
+                a.end.as_str(),
+                t.function.close.as_str(),
+                t.per_call_end.as_str(),
+                t.call_separator.as_str(),
+                t.per_call_start.as_str(),
+                t.section_end.as_str(),
+            ]
+            .into_iter()
+            .filter_map(stop)
+            // Bare values: whitespace before what follows is layout, not value.
+            .chain([" ", "\t", "\r", "\n"].map(String::from))
+            .collect()
+        } else {
+            vec![stop_text(&a.value_suffix).to_owned()]
+        };
+        let until = || b.until_one_of(stops.iter().map(String::as_str));
+        b.seq([
+            until(),
+            b.zero_or_more(b.seq([b.negate(follow), b.any(), until()])),
+        ])
+    }
+
+    /// The start of the next tagged argument, as a lookahead: the separator, the name prefix,
+    /// and (when the name has a suffix) a name and that suffix.
+    fn next_argument(&self, a: &ArgumentMarkers) -> Parser {
+        let b = self.b;
         let name_suffix = stop_text(&a.name_suffix);
-        let next_argument = b.seq([
+        b.seq([
             self.lit_before(&a.separator),
             self.lit_before(&a.name_prefix),
             if name_suffix.is_empty() {
@@ -1160,18 +1292,7 @@ impl Gen<'_> {
                     self.text(name_suffix),
                 ])
             },
-        ]);
-        let mut after = vec![next_argument];
-        for end in t
-            .after_value_markers()
-            .into_iter()
-            .chain([self.reasoning_start])
-        {
-            if !stop_text(end).is_empty() {
-                after.push(self.lit_before(end));
-            }
-        }
-        b.seq([suffix, b.choice(after)])
+        ])
     }
 
     /// A literal value (see [`super::literal`]): a string in the format's quotes or a bare

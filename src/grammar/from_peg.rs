@@ -34,6 +34,8 @@
 //!   like the parser does), the parameter's schema for the others ([`Role::Argument`];
 //!   for literal values with custom string quotes, the schema written as a literal: strings in
 //!   the quotes, object keys bare);
+//! - values read up to what follows them (an end marker a value may hold, `"` or `, `):
+//!   written as text holding none of the end markers (stricter than the parser);
 //! - values the template writes as elements (`<k>v</k>`, the generator's
 //!   [`ELEMENT_LIST_RULE`](crate::generate::grammar::ELEMENT_LIST_RULE)): not written; object
 //!   and array parameters follow their schema as JSON, which the parser reads as well, and
@@ -811,6 +813,7 @@ impl<'a> FromPeg<'a> {
                 tags::TOOL_ARG_VALUE | tags::TOOL_ARG_STRING | tags::TOOL_ARG_JSON,
                 Some((t, tool)),
             ) if ctx.param.is_some() => {
+                let inner = self.guided_text(inner).unwrap_or(inner);
                 let i = ctx.param.unwrap_or(0);
                 let Some(name) = param(tool, Some(i)) else {
                     return self.expr(inner, ctx, d);
@@ -985,6 +988,32 @@ impl<'a> FromPeg<'a> {
             after_run: None,
         };
         self.expr(inner, &c, d)
+    }
+
+    /// The plain text of a value the parser reads up to what follows it (the generator's
+    /// `guided_text`: text up to a stop, then more text while no follow comes): the grammar
+    /// writes the first text only, with none of the stops in it (stricter, never misread).
+    fn guided_text(&self, p: Parser) -> Option<Parser> {
+        let items = match self.node(p) {
+            // Elements first (not written, see above), then the text.
+            Node::Choice(alts) => return alts.last().and_then(|&last| self.guided_text(last)),
+            Node::Seq(items) => items,
+            _ => return None,
+        };
+        let [first, rest] = items.as_ref() else {
+            return None;
+        };
+        let Node::Repeat { p: repeated, .. } = self.node(*rest) else {
+            return None;
+        };
+        let Node::Seq(loop_items) = self.node(*repeated) else {
+            return None;
+        };
+        let reads_text = matches!(self.node(*first), Node::Until(_) | Node::UntilOneOf { .. });
+        let negated = loop_items
+            .first()
+            .is_some_and(|&n| matches!(self.node(n), Node::Negate(_)));
+        (reads_text && negated).then_some(*first)
     }
 
     /// Whether the node reads a value's text: text up to delimiters, or a choice of a wrapped

@@ -511,6 +511,12 @@ impl Scanner {
             (Num::E, b'+' | b'-') => Num::ESign,
             (Num::E | Num::ESign | Num::Exp, _) if digit => Num::Exp,
             _ if n.can_end() => return self.value_done(),
+            // A top-level number followed by text that starts with `e` (`-17enabled`): the
+            // exponent never came, so the number ends before the `e` (and its sign).
+            (Num::E | Num::ESign, _) if self.stack.is_empty() => {
+                self.pos -= if n == Num::E { 1 } else { 2 };
+                return self.value_done();
+            }
             _ => return Some(self.fail("digit")),
         };
         self.pos += 1;

@@ -98,6 +98,16 @@ fn fail_offsets_and_expectations() {
 }
 
 #[test]
+fn a_number_followed_by_a_word_starting_with_e_ends_before_it() {
+    assert_eq!(partial("-17enabled"), Scan::Complete(3));
+    assert_eq!(partial("2.5e-x"), Scan::Complete(3));
+    assert_eq!(partial("3e"), Scan::NeedMore);
+    assert_eq!(partial("3e5,"), Scan::Complete(3));
+    // Inside a container the exponent must come.
+    assert!(matches!(partial("[1ex]"), Scan::Fail { .. }));
+}
+
+#[test]
 fn partial_prefixes_need_more() {
     let doc = r#"{"a": [1, -2.5e+3, "x\"\u00e9", true, null, {}], "b": false}"#;
     for k in 0..doc.len() {
