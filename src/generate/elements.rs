@@ -31,14 +31,7 @@ pub fn element_json(raw: &str, e: &ElementValues, schema: Option<&Value>) -> Opt
         return None;
     }
     if raw.trim().is_empty() {
-        // No elements: an empty container where the schema wants one.
-        let array = schema.and_then(|s| alternative(s, "array")).is_some();
-        let object = schema.and_then(|s| alternative(s, "object")).is_some();
-        return match (array, object) {
-            (true, false) => Some(Value::Array(Vec::new())),
-            (false, true) => Some(Value::Object(Map::new())),
-            _ => None,
-        };
+        return empty_container(schema);
     }
     let open = e.open.trim();
     if open.is_empty() || !raw.trim_start().starts_with(open) {
@@ -56,6 +49,8 @@ struct Reader<'e> {
     open: &'e str,
     name_value: &'e str,
     close_start: &'e str,
+    /// The closer's text after the repeated name (`>`), when the closer repeats it.
+    close_end: Option<&'e str>,
     e: &'e ElementValues,
 }
 
@@ -65,6 +60,12 @@ impl<'e> Reader<'e> {
             open: e.open.trim(),
             name_value: e.name_value.trim(),
             close_start: slots::head(e.close.trim()),
+            close_end: match slots::pieces(e.close.trim()).as_slice() {
+                [slots::Piece::Text(_), slots::Piece::Slot(Slot::Key), slots::Piece::Text(end)] => {
+                    Some(*end)
+                }
+                _ => None,
+            },
             e,
         }
     }
@@ -132,16 +133,12 @@ impl<'e> Reader<'e> {
             .starts_with(close.as_str())
             .then(|| (name.to_owned(), node, close_at + close.len()))
     }
-}
 
-impl Reader<'_> {
     /// How long the text at the start of `after` is: up to the first closer (the closer's
     /// start, a name, the closer's end); a closer's start that begins no closer is text.
     fn text_len(&self, after: &str) -> Option<usize> {
-        let close = self.e.close.trim();
-        let end = match slots::pieces(close).as_slice() {
-            [slots::Piece::Text(_), slots::Piece::Slot(Slot::Key), slots::Piece::Text(end)] => *end,
-            _ => return after.find(self.close_start),
+        let Some(end) = self.close_end else {
+            return after.find(self.close_start);
         };
         let mut from = 0;
         loop {
@@ -160,6 +157,19 @@ impl Reader<'_> {
 
 fn skip_space(text: &str, at: usize) -> usize {
     at + (text[at..].len() - text[at..].trim_start().len())
+}
+
+/// No elements: the empty container `schema` wants (array or object, not both).
+fn empty_container(schema: Option<&Value>) -> Option<Value> {
+    let types = schema.map(declared_types).unwrap_or_default();
+    match (
+        types.iter().any(|t| t == "array"),
+        types.iter().any(|t| t == "object"),
+    ) {
+        (true, false) => Some(Value::Array(Vec::new())),
+        (false, true) => Some(Value::Object(Map::new())),
+        _ => None,
+    }
 }
 
 /// The alternative of `schema` (itself, or one of its `anyOf`/`oneOf`) that declares `ty`.
@@ -188,16 +198,8 @@ fn to_json(node: &Node, schema: Option<&Value>, item: &str) -> Value {
             if types.iter().any(|t| t == "string") {
                 return Value::String(text.clone());
             }
-            if text.trim().is_empty() {
-                // No elements: an empty container where the schema wants one.
-                match (
-                    types.iter().any(|t| t == "array"),
-                    types.iter().any(|t| t == "object"),
-                ) {
-                    (true, false) => return Value::Array(Vec::new()),
-                    (false, true) => return Value::Object(Map::new()),
-                    _ => {}
-                }
+            if let Some(empty) = empty_container(schema).filter(|_| text.trim().is_empty()) {
+                return empty;
             }
             serde_json::from_str(text.trim()).unwrap_or_else(|_| Value::String(text.clone()))
         }

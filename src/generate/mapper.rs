@@ -849,11 +849,7 @@ impl<'t> Mapper<'t> {
                 return;
             }
         }
-        let schema = self
-            .tools
-            .iter()
-            .find(|t| t.name() == self.tool_name)
-            .and_then(|t| t.parameter(&self.arg_name));
+        let schema = self.parameter_schema();
         let types = schema.map(declared_types).unwrap_or_default();
         let kind = schema.map_or(ArgumentKind::Json, ArgumentKind::of_schema);
         let nullable = types.iter().any(|t| t == "null");
@@ -939,9 +935,8 @@ impl<'t> Mapper<'t> {
                         self.builder.push_arguments(&json);
                     }
                     ValueMode::WholeString | ValueMode::Whole
-                        if self.element_value(raw).is_some() =>
+                        if let Some(json) = self.element_value(raw) =>
                     {
-                        let json = self.element_value(raw).unwrap_or_default();
                         self.builder.push_argument_value(&json);
                     }
                     ValueMode::WholeString => {
@@ -974,17 +969,20 @@ impl<'t> Mapper<'t> {
     }
 }
 
-impl Mapper<'_> {
+impl<'t> Mapper<'t> {
     /// The JSON text of a complete value written as elements (typed by the parameter's
     /// schema), when the template writes containers so and `raw` is one.
     fn element_value(&self, raw: &str) -> Option<String> {
         let e = self.values.elements.as_ref()?;
-        let schema = self
-            .tools
+        super::elements::element_json(raw, e, self.parameter_schema()).map(|v| v.to_string())
+    }
+
+    /// The schema of the open argument (its tool's parameter of that name), if declared.
+    fn parameter_schema(&self) -> Option<&'t serde_json::Value> {
+        self.tools
             .iter()
             .find(|t| t.name() == self.tool_name)
-            .and_then(|t| t.parameter(&self.arg_name));
-        super::elements::element_json(raw, e, schema).map(|v| v.to_string())
+            .and_then(|t| t.parameter(&self.arg_name))
     }
 }
 
