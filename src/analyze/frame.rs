@@ -113,6 +113,12 @@ impl Frame {
         let after_content = content_turn
             .rfind(CONTENT)
             .map_or("", |at| &content_turn[at + CONTENT.len()..]);
+        // Whether a turn has nothing between its header and the content.
+        let bare_content = [&content_turn, &earlier_turn].into_iter().any(|turn| {
+            turn.get(header.len()..)
+                .and_then(|body| body.find(CONTENT).map(|at| body[..at].trim().is_empty()))
+                .unwrap_or(false)
+        });
         let (footer, tool_footer) = match &tool {
             Some((_, turn)) => {
                 // Compared without trailing whitespace: turns may differ only in the newlines
@@ -133,6 +139,15 @@ impl Frame {
                         let ws = after_content[content_end.len()..].to_owned();
                         (content.to_owned(), ws)
                     }
+                    // Content turns end with a marker no tool-call turn writes and nothing
+                    // stands before the content (no wrapper the marker could close): the
+                    // content turns' end of turn; tool-call turns end with their own syntax.
+                    (Some(content), Some(_))
+                        if n == 0 && !after_call.contains(content) && bare_content =>
+                    {
+                        let ws = after_content[content_end.len()..].to_owned();
+                        (content.to_owned(), ws)
+                    }
                     _ if n == 0 => {
                         let ws = after_content[content_end.len()..].to_owned();
                         (ws.clone(), ws)
@@ -148,8 +163,11 @@ impl Frame {
             None => {
                 let after_user = base.rfind(USER).map_or("", |at| &base[at + USER.len()..]);
                 let n = aligned_suffix_len(after_content, after_user);
-                let footer = if after_content[..after_content.len() - n].trim().is_empty() || n == 0
-                {
+                let own_end = after_content[..after_content.len() - n].trim();
+                // A lone marker after bare content ends the turn (no wrapper it could close).
+                let lone_marker = bare_content
+                    && trailing_marker(own_end).is_some_and(|m| m.len() == own_end.len());
+                let footer = if own_end.is_empty() || n == 0 || lone_marker {
                     after_content
                 } else {
                     &after_content[after_content.len() - n..]

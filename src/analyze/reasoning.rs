@@ -304,7 +304,7 @@ fn from_prompts(
     // The opener may sit at the end of the turn header when every turn starts with it; its
     // conventional closing form in the thinking-off prompt confirms it.
     let header = frame.header.trim_end();
-    let opener = trailing_marker(on).map(str::to_owned).or_else(|| {
+    let opener = opening_marker(on).map(str::to_owned).or_else(|| {
         trailing_marker(header)
             .filter(|m| on.is_empty() && closing_form(m).is_some_and(|c| off.contains(&c)))
             .map(str::to_owned)
@@ -341,6 +341,17 @@ fn from_prompts(
         &end,
         MarkerSource::GenerationPrompt,
     )))
+}
+
+/// The marker a generation prompt leaves open: its last one, with only text (what the prompt
+/// writes inside the block, `<think>Plan:`) or nothing after it.
+fn opening_marker(prompt: &str) -> Option<&str> {
+    let last = segments(prompt)
+        .filter(|s| s.kind == SegmentKind::Marker)
+        .last()?;
+    let after = &prompt[last.end()..];
+    let text_only = segments(after).all(|s| s.kind != SegmentKind::Marker);
+    text_only.then_some(last.text)
 }
 
 /// The conventional closing form of an opening marker: `<x>` → `</x>`, `[X]` → `[/X]`.
@@ -408,7 +419,7 @@ pub fn classify_prefill(prompt: &str, start: &str, end: &str) -> Prefill {
     } else if s.is_empty() && !e.is_empty() {
         // Delimited reasoning starts right after the prompt, whatever it wrote.
         Prefill::ReasoningOpen
-    } else if !s.is_empty() && p.ends_with(s) {
+    } else if !s.is_empty() && opening_marker(p) == Some(s) {
         Prefill::ReasoningOpen
     } else {
         Prefill::None
