@@ -193,15 +193,23 @@ proptest! {
     }
 }
 
-/// Every subject on fixed seeds: unlisted ones must round-trip, listed ones must still fail
-/// (the ratchet).
+/// How many seeds a listed subject is tried on before it counts as round-tripping.
+const FAILURE_SEARCH: u64 = 1024;
+
+/// Every subject on fixed seeds: unlisted ones must round-trip on 24, listed ones must still
+/// fail within [`FAILURE_SEARCH`] (the ratchet).
 #[test]
 fn every_grammar_round_trips_on_fixed_seeds() {
     let mut problems = Vec::new();
     let (mut passed, mut known_failing) = (0, 0);
     for subject in subjects() {
-        let failure = (0..24).find_map(|seed| check(subject, seed).err());
-        match (failure, is_known(&subject.id)) {
+        // A listed subject may fail only on rarer draws: look for its failure further.
+        let known = is_known(&subject.id);
+        let seeds = if known { 0..FAILURE_SEARCH } else { 0..24 };
+        let failure = seeds
+            .into_iter()
+            .find_map(|seed| check(subject, seed).err());
+        match (failure, known) {
             (None, false) => passed += 1,
             (Some(_), true) => known_failing += 1,
             (Some(e), false) => problems.push(e),
@@ -211,7 +219,9 @@ fn every_grammar_round_trips_on_fixed_seeds() {
             )),
         }
     }
-    println!("{passed} grammars round-trip on 24 seeds each; {known_failing} known failures");
+    println!(
+        "{passed} grammars round-trip on 24 seeds each; {known_failing} known failures (each fails within {FAILURE_SEARCH} seeds)"
+    );
     assert!(passed > 0);
     assert!(
         problems.is_empty(),

@@ -139,11 +139,15 @@ impl Frame {
                         let ws = after_content[content_end.len()..].to_owned();
                         (content.to_owned(), ws)
                     }
-                    // Content turns end with a marker no tool-call turn writes and nothing
-                    // stands before the content (no wrapper the marker could close): the
-                    // content turns' end of turn; tool-call turns end with their own syntax.
+                    // Content is followed by one marker alone, which no tool-call turn writes,
+                    // and nothing stands before the content (no wrapper the marker could
+                    // close): the content turns' end of turn; tool-call turns end with their
+                    // own syntax.
                     (Some(content), Some(_))
-                        if n == 0 && !after_call.contains(content) && bare_content =>
+                        if n == 0
+                            && content.len() == content_end.trim_start().len()
+                            && !after_call.contains(content)
+                            && bare_content =>
                     {
                         let ws = after_content[content_end.len()..].to_owned();
                         (content.to_owned(), ws)

@@ -419,7 +419,7 @@ pub fn classify_prefill(prompt: &str, start: &str, end: &str) -> Prefill {
     } else if s.is_empty() && !e.is_empty() {
         // Delimited reasoning starts right after the prompt, whatever it wrote.
         Prefill::ReasoningOpen
-    } else if !s.is_empty() && opening_marker(p) == Some(s) {
+    } else if !s.is_empty() && (p.ends_with(s) || opening_marker(p) == Some(s)) {
         Prefill::ReasoningOpen
     } else {
         Prefill::None

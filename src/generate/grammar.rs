@@ -743,13 +743,25 @@ impl Gen<'_> {
             } else {
                 b.optional(self.text(ss))
             };
-            b.seq([
+            let filled = b.seq([
                 b.space(),
                 opener,
                 b.space(),
                 calls,
                 b.optional(self.lit_before(&t.section_end)),
-            ])
+            ]);
+            // A section closed with no call in it is how the template writes none.
+            if t.section_end.trim().is_empty() {
+                filled
+            } else {
+                let empty = b.seq([
+                    b.space(),
+                    self.text(ss),
+                    b.space(),
+                    self.lit(&t.section_end),
+                ]);
+                b.choice([filled, empty])
+            }
         };
         let mut triggers: Vec<String> = Vec::new();
         let mut add = |m: &str| {

@@ -813,7 +813,10 @@ impl<'a> FromPeg<'a> {
                 tags::TOOL_ARG_VALUE | tags::TOOL_ARG_STRING | tags::TOOL_ARG_JSON,
                 Some((t, tool)),
             ) if ctx.param.is_some() => {
-                let inner = self.guided_text(inner).unwrap_or(inner);
+                // A value read up to what follows it is written compact: whitespace could end
+                // it early.
+                let guided = self.guided_text(inner);
+                let inner = guided.unwrap_or(inner);
                 let i = ctx.param.unwrap_or(0);
                 let Some(name) = param(tool, Some(i)) else {
                     return self.expr(inner, ctx, d);
@@ -823,11 +826,14 @@ impl<'a> FromPeg<'a> {
                 match (tag, raw) {
                     (tags::TOOL_ARG_STRING, false) | (tags::TOOL_ARG_JSON, true) => Ok(Expr::Never),
                     _ => {
-                        let id = self.value(inner, t, i, &name, &schema, raw, ctx, d)?;
+                        let outer = std::mem::replace(&mut self.json.compact, guided.is_some());
+                        let id = self.value(inner, t, i, &name, &schema, raw, ctx, d);
+                        self.json.compact = outer;
+                        let id = id?;
                         // A JSON value may have whitespace around it where the node reads text
                         // or leading whitespace.
-                        let spaced = (self.reads_text(inner)
-                            || matches!(self.node(inner), Node::Seq(_)))
+                        let spaced = guided.is_none()
+                            && (self.reads_text(inner) || matches!(self.node(inner), Node::Seq(_)))
                             && matches!(
                                 self.json.rules.rule(id).role,
                                 Some(Role::Argument {

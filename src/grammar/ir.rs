@@ -412,6 +412,8 @@ pub struct SchemaRule {
     /// A string in this quote is written verbatim (no escapes; see
     /// [`crate::analyze::ArgumentMarkers::verbatim_strings`]).
     pub verbatim: Option<char>,
+    /// No whitespace between tokens but one optional space after `,` and `:`.
+    pub compact: bool,
 }
 
 /// One named rule.

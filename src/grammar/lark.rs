@@ -53,15 +53,27 @@ pub fn print(rules: &Rules) -> String {
             Kind::Json => {
                 // `\uXXXX` escapes of any character, as JSON allows (llguidance's default
                 // accepts them for control characters only).
+                // A compact rule has no whitespace between tokens but one space after a
+                // separator.
                 let mut schema = rule
                     .schema
                     .as_ref()
                     .map(|s| s.schema.clone())
                     .unwrap_or(serde_json::Value::Bool(true));
+                let compact = rule.schema.as_ref().is_some_and(|s| s.compact);
                 if let serde_json::Value::Object(obj) = &mut schema {
                     obj.insert(
                         "x-guidance".to_owned(),
-                        serde_json::json!({"json_allow_general_unicode_escapes": true}),
+                        if compact {
+                            serde_json::json!({
+                                "json_allow_general_unicode_escapes": true,
+                                "whitespace_flexible": false,
+                                "item_separator": ", ?",
+                                "key_separator": ": ?",
+                            })
+                        } else {
+                            serde_json::json!({"json_allow_general_unicode_escapes": true})
+                        },
                     );
                 }
                 let schema = schema.to_string();

@@ -45,8 +45,12 @@ pub(crate) struct Json<'r> {
     /// With it, the characters that may start what follows a value: an inner quote is
     /// followed (after whitespace) by another character, as the parser reads one.
     pub(crate) verbatim: Option<(char, Vec<char>)>,
-    /// The generic rules built so far, per name, flavour (`python`) and literal quoting.
-    generic: HashMap<(&'static str, bool, bool, bool), RuleId>,
+    /// No whitespace between tokens but one space after a separator (values whose end the
+    /// parser finds by what follows them, where a line break may end the value).
+    pub(crate) compact: bool,
+    /// The generic rules built so far, per name, flavour (`python`), literal quoting,
+    /// verbatim strings and compactness.
+    generic: HashMap<(&'static str, bool, bool, bool, bool), RuleId>,
 }
 
 fn class(ranges: &[(char, char)]) -> Expr {
@@ -68,6 +72,7 @@ impl<'r> Json<'r> {
             python,
             quotes: None,
             verbatim: None,
+            compact: false,
             generic: HashMap::new(),
         }
     }
@@ -82,6 +87,7 @@ impl<'r> Json<'r> {
             self.python,
             self.quotes.is_some(),
             self.verbatim.is_some(),
+            self.compact,
         );
         if let Some(id) = self.generic.get(&cache) {
             return Ok(Expr::Ref(*id));
@@ -94,6 +100,11 @@ impl<'r> Json<'r> {
             format!("py-{key}")
         } else {
             format!("json-{key}")
+        };
+        let name = if self.compact {
+            format!("compact-{name}")
+        } else {
+            name
         };
         let id = self.rules.declare(&name)?;
         self.generic.insert(cache, id);
@@ -233,24 +244,44 @@ impl<'r> Json<'r> {
         }
     }
 
-    fn comma() -> Expr {
-        Expr::seq([Expr::space(), Expr::lit(","), Expr::space()])
+    /// Whitespace between tokens: none in the compact flavour (see [`Json::compact`]).
+    fn ws(&self) -> Expr {
+        if self.compact {
+            Expr::Empty
+        } else {
+            Expr::space()
+        }
     }
 
-    fn colon() -> Expr {
-        Expr::seq([Expr::space(), Expr::lit(":"), Expr::space()])
+    /// `,` with whitespace around it; compact: at most one space after it, as `json.dumps`
+    /// and Python's `repr` write.
+    fn comma(&self) -> Expr {
+        self.separator(",")
+    }
+
+    /// `:` as [`comma`](Self::comma) writes `,`.
+    fn colon(&self) -> Expr {
+        self.separator(":")
+    }
+
+    fn separator(&self, mark: &str) -> Expr {
+        if self.compact {
+            Expr::seq([Expr::lit(mark), Expr::optional(Expr::lit(" "))])
+        } else {
+            Expr::seq([Expr::space(), Expr::lit(mark), Expr::space()])
+        }
     }
 
     /// `open ws (item (, item)*)? ws close`.
-    fn list(open: &str, item: Expr, close: &str) -> Expr {
+    fn list(&self, open: &str, item: Expr, close: &str) -> Expr {
         Expr::seq([
             Expr::lit(open),
-            Expr::space(),
+            self.ws(),
             Expr::optional(Expr::seq([
                 item.clone(),
-                Expr::repeat(Expr::seq([Json::comma(), item]), 0, None),
+                Expr::repeat(Expr::seq([self.comma(), item]), 0, None),
             ])),
-            Expr::space(),
+            self.ws(),
             Expr::lit(close),
         ])
     }
@@ -262,6 +293,7 @@ impl<'r> Json<'r> {
             self.python,
             self.quotes.is_some(),
             self.verbatim.is_some(),
+            self.compact,
         );
         if let Some(id) = self.generic.get(&cache) {
             return Ok(Expr::Ref(*id));
@@ -273,7 +305,12 @@ impl<'r> Json<'r> {
         } else {
             "json-value"
         };
-        let id = self.rules.declare(name)?;
+        let name = if self.compact {
+            format!("compact-{name}")
+        } else {
+            name.to_owned()
+        };
+        let id = self.rules.declare(&name)?;
         self.generic.insert(cache, id);
         let object = self.object()?;
         let array = self.array()?;
@@ -294,8 +331,8 @@ impl<'r> Json<'r> {
         self.generic_rule("object", |j| {
             let value = j.value()?;
             let key = j.any_key()?;
-            let member = Expr::seq([key, Json::colon(), value]);
-            Ok(Json::list("{", member, "}"))
+            let member = Expr::seq([key, j.colon(), value]);
+            Ok(j.list("{", member, "}"))
         })
     }
 
@@ -303,7 +340,7 @@ impl<'r> Json<'r> {
     pub(crate) fn array(&mut self) -> Result<Expr, GrammarError> {
         self.generic_rule("array", |j| {
             let value = j.value()?;
-            Ok(Json::list("[", value, "]"))
+            Ok(j.list("[", value, "]"))
         })
     }
 
@@ -433,6 +470,7 @@ impl<'r> Json<'r> {
             python: self.python,
             quotes: self.quotes.clone(),
             verbatim: self.verbatim.as_ref().map(|(quote, _)| *quote),
+            compact: self.compact,
         });
         Ok(id)
     }
@@ -578,7 +616,7 @@ impl<'r> Json<'r> {
                 continue;
             }
             items.push((
-                Expr::seq([self.key(name), Json::colon(), value]),
+                Expr::seq([self.key(name), self.colon(), value]),
                 is_required,
             ));
         }
@@ -586,7 +624,7 @@ impl<'r> Json<'r> {
         for name in &required {
             if !props.contains_key(*name) {
                 let value = self.value()?;
-                items.push((Expr::seq([self.key(name), Json::colon(), value]), true));
+                items.push((Expr::seq([self.key(name), self.colon(), value]), true));
             }
         }
         // Other keys: none when `additionalProperties` is false (the normalised default).
@@ -596,11 +634,11 @@ impl<'r> Json<'r> {
             Some(sub) => Some(self.schema_expr(ctx, sub, depth + 1)?),
         };
         if let Some(extra) = extra.filter(|e| *e != Expr::Never) {
-            let member = Expr::seq([self.any_key()?, Json::colon(), extra]);
+            let member = Expr::seq([self.any_key()?, self.colon(), extra]);
             items.push((
                 Expr::seq([
                     member.clone(),
-                    Expr::repeat(Expr::seq([Json::comma(), member]), 0, None),
+                    Expr::repeat(Expr::seq([self.comma(), member]), 0, None),
                 ]),
                 false,
             ));
@@ -614,10 +652,10 @@ impl<'r> Json<'r> {
             self.rules.set_body(then_id, then_next.clone())?;
             let then_ref = Expr::Ref(then_id);
             let then_here = if is_required {
-                Expr::seq([Json::comma(), item.clone(), then_ref.clone()])
+                Expr::seq([self.comma(), item.clone(), then_ref.clone()])
             } else {
                 Expr::alt([
-                    Expr::seq([Json::comma(), item.clone(), then_ref.clone()]),
+                    Expr::seq([self.comma(), item.clone(), then_ref.clone()]),
                     then_ref.clone(),
                 ])
             };
@@ -631,9 +669,9 @@ impl<'r> Json<'r> {
         }
         Ok(Expr::seq([
             Expr::lit("{"),
-            Expr::space(),
+            self.ws(),
             first_next,
-            Expr::space(),
+            self.ws(),
             Expr::lit("}"),
         ]))
     }
@@ -663,7 +701,7 @@ impl<'r> Json<'r> {
         let n_prefix = prefix.len() as u32;
         let mut seq_items: Vec<Expr> = Vec::new();
         for (i, p) in prefix.into_iter().enumerate() {
-            let sep = if i == 0 { Expr::Empty } else { Json::comma() };
+            let sep = if i == 0 { Expr::Empty } else { self.comma() };
             seq_items.push(Expr::seq([sep, p]));
         }
         let rest_min = min.saturating_sub(n_prefix);
@@ -677,7 +715,7 @@ impl<'r> Json<'r> {
                 }
             } else {
                 let more = Expr::repeat(
-                    Expr::seq([Json::comma(), item.clone()]),
+                    Expr::seq([self.comma(), item.clone()]),
                     rest_min.saturating_sub(1),
                     rest_max.map(|m| m.saturating_sub(1)),
                 );
@@ -693,7 +731,7 @@ impl<'r> Json<'r> {
             let mut tail = if rest_max == Some(0) || item == Expr::Never {
                 Expr::Empty
             } else {
-                Expr::repeat(Expr::seq([Json::comma(), item]), rest_min, rest_max)
+                Expr::repeat(Expr::seq([self.comma(), item]), rest_min, rest_max)
             };
             for (i, p) in seq_items.into_iter().enumerate().rev() {
                 tail = if (i as u32) < min {
@@ -706,9 +744,9 @@ impl<'r> Json<'r> {
         };
         Ok(Expr::seq([
             Expr::lit("["),
-            Expr::space(),
+            self.ws(),
             body,
-            Expr::space(),
+            self.ws(),
             Expr::lit("]"),
         ]))
     }
