@@ -3,12 +3,16 @@
 //! The content-only turn body is `start + content + end`. When the template renders an empty
 //! reasoning block in every turn, that block is removed first. Markers that appear only after
 //! reasoning (found by phase R) make the mode [`ContentMode::WrappedWithReasoning`].
+//! A closer the turn end starts with is told apart by a turn where calls follow the content
+//! ([`closer_before_calls`]).
 
 use serde::{Deserialize, Serialize};
 
-use super::markers::{pairs, units};
+use super::compare::Renderer;
+use super::frame::Frame;
+use super::markers::{marker_prefix_len, pairs, units};
 use super::reasoning::{strip_residue, ReasoningAnalysis, ReasoningOutcome};
-use super::scenario::CONTENT;
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
 
 /// How assistant content is wrapped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,4 +112,44 @@ pub fn analyze(
         });
     }
     Ok(ContentAnalysis::plain())
+}
+
+/// The closer of wrapped content that the analysis could not tell from the turn end (the
+/// content-only turn ends `content <closer><turn end>`): what follows the content both in
+/// that turn and in a turn where tool calls follow it, when it holds a marker and the call
+/// comes after it. Sets `content.end`; leaves it when calls follow the content directly.
+pub fn closer_before_calls(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    tool_scenario: &Scenario,
+    content: &mut ContentAnalysis,
+) {
+    if content.mode == ContentMode::Plain || !content.end.trim().is_empty() {
+        return;
+    }
+    let after_content = |scenario: &Scenario| -> Option<String> {
+        let whole = frame.after_header(&renderer.render(scenario).ok()?);
+        let at = whole.find(CONTENT)?;
+        Some(whole[at + CONTENT.len()..].to_owned())
+    };
+    let mut with_call = tool_scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 1)], None);
+    if let Some(turn) = with_call.turn.as_mut() {
+        turn.content = Some(CONTENT.to_owned());
+    }
+    let alone = Scenario::with_turn(Turn::content(CONTENT));
+    let (Some(before_call), Some(before_end)) = (after_content(&with_call), after_content(&alone))
+    else {
+        return;
+    };
+    let k = marker_prefix_len(&before_call, &before_end);
+    let closer = &before_call[..k];
+    // Calls in a message of their own after the turn header again: a role switch, read with
+    // its message end (see `switch`).
+    let header = frame.header.trim();
+    let reopens = !header.is_empty() && before_call[k..].trim_start().starts_with(header);
+    if closer.trim().is_empty() || reopens || !before_call[k..].contains(ProbeSet::PRIMARY.fn_first)
+    {
+        return;
+    }
+    content.end = closer.to_owned();
 }

@@ -70,6 +70,78 @@ pub fn aligned_prefix_len(a: &str, b: &str) -> usize {
     (0..=n).rev().find(|&k| ca[k] && cb[k]).unwrap_or(0)
 }
 
+/// Length of the common prefix of `a` and `b` that ends between whole markers: on a cut point
+/// (see [`aligned_prefix_len`]) and not right after an opening bracket, so that markers the
+/// segmenter does not know (full-width `【…】`, `⟨…⟩`) are not cut after their opener either
+/// (`【end】【answer】` and `【end】【stop】` share `【end】`, not `【end】【`).
+pub fn marker_prefix_len(a: &str, b: &str) -> usize {
+    let mut k = aligned_prefix_len(a, b);
+    while let Some(c) = a[..k].chars().next_back() {
+        // A word both go on with differently is not cut either.
+        let inside_word = c.is_alphanumeric() && k < a.len() && k < b.len();
+        if !(OPENING_BRACKETS.contains(c) || inside_word) {
+            break;
+        }
+        k -= c.len_utf8();
+    }
+    k
+}
+
+/// Characters that open a bracketed marker.
+const OPENING_BRACKETS: &str = "<[({【〔〖〘〚「『〈《⟨⟪«‹⁅（［｛｢";
+
+/// Characters that close a bracketed marker (the counterparts of [`OPENING_BRACKETS`]).
+const CLOSING_BRACKETS: &str = ">])}】〕〗〙〛」』〉》⟩⟫»›⁆）］｝｣";
+
+/// The marker sequences of a run of markers (`<|end|>\n</s>`, `【end】【stop】`), without the
+/// whitespace between them: split at whitespace and where a closing bracket meets an opening
+/// one, for any of the bracket pairs in [`OPENING_BRACKETS`] (the segmenter knows only `<>`
+/// and `[]`). Each piece is a slice of `text`.
+pub fn marker_pieces(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut prev: Option<char> = None;
+    for (at, c) in text.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                out.push(&text[s..at]);
+            }
+        } else {
+            let glued =
+                prev.is_some_and(|p| CLOSING_BRACKETS.contains(p)) && OPENING_BRACKETS.contains(c);
+            match start {
+                Some(s) if glued => {
+                    out.push(&text[s..at]);
+                    start = Some(at);
+                }
+                Some(_) => {}
+                None => start = Some(at),
+            }
+        }
+        prev = Some(c);
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out
+}
+
+/// Whether `piece` (see [`marker_pieces`]) starts with an opening bracket.
+pub fn opens_bracket(piece: &str) -> bool {
+    piece
+        .chars()
+        .next()
+        .is_some_and(|c| OPENING_BRACKETS.contains(c))
+}
+
+/// Whether `piece` (see [`marker_pieces`]) ends with a closing bracket.
+pub fn closes_bracket(piece: &str) -> bool {
+    piece
+        .chars()
+        .next_back()
+        .is_some_and(|c| CLOSING_BRACKETS.contains(c))
+}
+
 /// Length of the common suffix of `a` and `b`, shortened so it starts on a cut point in both.
 pub fn aligned_suffix_len(a: &str, b: &str) -> usize {
     let n = common_suffix_len(a, b);
@@ -242,6 +314,19 @@ mod tests {
             aligned_prefix_len("<|s|>x y<|e|>", "<|s|>x z<|e|>"),
             "<|s|>x ".len()
         );
+    }
+
+    #[test]
+    fn marker_pieces_split_runs_of_any_brackets() {
+        assert_eq!(marker_pieces("<|end|>\n</s>"), ["<|end|>", "</s>"]);
+        assert_eq!(
+            marker_pieces("\n【结束】\n【轮次结束】"),
+            ["【结束】", "【轮次结束】"]
+        );
+        assert_eq!(marker_pieces("⟨/msg⟩⟨/turn⟩"), ["⟨/msg⟩", "⟨/turn⟩"]);
+        assert_eq!(marker_pieces("<a>b<c>"), ["<a>b<c>"]);
+        assert!(opens_bracket("【x】") && closes_bracket("【x】"));
+        assert!(!closes_bracket("end"));
     }
 
     #[test]

@@ -227,6 +227,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     }
     let mut reasoning = reasoning;
     content::split_content_opener(&mut reasoning.analysis, &frame.content_body);
+    reasoning::split_content_opener_by_reasoning_only_turn(&renderer, &frame, &mut reasoning);
     analysis.reasoning = reasoning.analysis.clone();
     match content::analyze(&frame.content_body, &reasoning) {
         Ok(content) => analysis.content = content,
@@ -236,6 +237,10 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
         analysis.content_with_tools =
             content_with_tools(&renderer, &frame, scenario, &reasoning, &analysis.content);
+        content::closer_before_calls(&renderer, &frame, scenario, &mut analysis.content);
+        if let Some(with_tools) = analysis.content_with_tools.as_mut() {
+            content::closer_before_calls(&renderer, &frame, scenario, with_tools);
+        }
     }
     if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
         match tools::analyze(

@@ -20,7 +20,7 @@ use crate::diff::{segments, SegmentKind};
 
 use super::compare::{compare, Renderer};
 use super::frame::Frame;
-use super::markers::{split_after_first_marker, trailing_marker};
+use super::markers::{marker_prefix_len, split_after_first_marker, trailing_marker};
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, REASONING};
 
 /// How reasoning is delimited in the model output.
@@ -236,6 +236,51 @@ pub fn analyze(
     a.prefill_thinking_on = classify_prefill(&on, &a.start, &a.end);
     a.prefill_thinking_off = classify_prefill(&off, &a.start, &a.end);
     outcome
+}
+
+/// A reasoning end read from a content turn that also holds the content's opener (a closer
+/// shared by every block, then `<open-answer>`): the part of the end that a turn with
+/// reasoning and no content also writes after the reasoning is the end; the rest, when it
+/// holds a marker, opens the content only (phase C then reads it as the content's start).
+/// The prefill classification follows the shorter end.
+pub fn split_content_opener_by_reasoning_only_turn(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    outcome: &mut ReasoningOutcome,
+) {
+    let a = &mut outcome.analysis;
+    // Only where nothing was read as the content's opener yet.
+    if a.source != MarkerSource::Turn
+        || a.from_content_part
+        || !outcome.content_start_after_reasoning.trim().is_empty()
+    {
+        return;
+    }
+    let turn = Turn {
+        content: Some(String::new()),
+        reasoning: Some(REASONING.to_owned()),
+        ..Turn::default()
+    };
+    let Ok(render) = renderer.render(&Scenario::with_turn(turn)) else {
+        return;
+    };
+    let whole = frame.after_header(&render);
+    let Some(at) = whole.find(REASONING) else {
+        return;
+    };
+    let after = &whole[at + REASONING.len()..];
+    let keep = marker_prefix_len(&a.end, after);
+    let (end, opener) = a.end.split_at(keep);
+    // The rest re-opening the turn (its header) is a role switch that belongs to the end.
+    let reopens = frame.header.trim_start().starts_with(opener.trim());
+    if end.trim().is_empty() || opener.trim().is_empty() || reopens {
+        return;
+    }
+    a.end = end.to_owned();
+    let on = format!("{}{}", frame.header, frame.prompt_thinking_on);
+    let off = format!("{}{}", frame.header, frame.prompt_thinking_off);
+    a.prefill_thinking_on = classify_prefill(&on, &a.start, &a.end);
+    a.prefill_thinking_off = classify_prefill(&off, &a.start, &a.end);
 }
 
 /// R1: markers around the reasoning probe in a content turn body.

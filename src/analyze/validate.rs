@@ -125,7 +125,11 @@ fn check_content(
             turn.reasoning_as_part = r.from_content_part;
         }
     }
-    let body = body_of(renderer, frame, &Scenario::with_turn(turn), false)?;
+    // The whole turn: a closer the turn end starts with is cut off the body.
+    let body = renderer
+        .render(&Scenario::with_turn(turn))
+        .map(|render| frame.after_header(&render))
+        .map_err(|e| format!("validation render failed: {e}"))?;
     let body = strip_residue(&body, r);
     let expected = format!("{}{}{}", content.start, c.content, content.end);
     if body.contains(&expected) {

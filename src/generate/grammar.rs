@@ -31,7 +31,7 @@
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
 //! `tool_arg_value` (raw value text; string vs JSON is decided from the tool's schema).
 
-use crate::analyze::markers::units;
+use crate::analyze::markers::{closes_bracket, marker_pieces, opens_bracket, units};
 use crate::analyze::slots::{self, Piece, Slot};
 use crate::analyze::{ArgumentMarkers, CallIdPosition, ElementValues, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
@@ -188,8 +188,23 @@ pub fn build_grammar(
             stops.extend(form_starts(&te));
             stops.dedup();
             b.until_one_of(stops)
-        } else {
+        } else if te.is_empty() {
             b.until(ce)
+        } else {
+            // A turn end right after the content (the model skipped the closer) ends it; one
+            // with more text after it is content.
+            let starts = form_starts(&te);
+            let mut stops = vec![ce.to_owned()];
+            stops.extend(starts.iter().cloned());
+            stops.dedup();
+            let inside = b.seq([
+                b.peek(b.choice(starts.iter().map(|t| b.literal(t)))),
+                b.negate(b.literal(ce)),
+                b.negate(g.turn_end(&te)),
+                b.any(),
+                b.until_one_of(stops.clone()),
+            ]);
+            b.seq([b.until_one_of(stops), b.zero_or_more(inside)])
         };
         let wrapped = b.seq([
             b.space(),
@@ -358,20 +373,15 @@ fn turn_end_forms(turn_ends: &[&str]) -> Vec<String> {
     };
     for te in turn_ends.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
         add(te);
-        let parts = units(te);
-        let mut end = 0;
-        for unit in &parts {
-            end += unit.len();
-            if unit.trim_end().ends_with(['>', ']']) {
-                add(&te[..end]);
-            }
+        // Every run of whole markers the turn end starts or ends with (a model stops after
+        // the first ones, or a server has removed the first ones).
+        let pieces = marker_pieces(te);
+        let offset = |piece: &str| piece.as_ptr() as usize - te.as_ptr() as usize;
+        for piece in pieces.iter().filter(|p| closes_bracket(p)) {
+            add(&te[..offset(piece) + piece.len()]);
         }
-        let mut start = 0;
-        for unit in &parts {
-            if start > 0 && unit.trim_start().starts_with(['<', '[']) {
-                add(&te[start..]);
-            }
-            start += unit.len();
+        for piece in pieces.iter().skip(1).filter(|p| opens_bracket(p)) {
+            add(&te[offset(piece)..]);
         }
     }
     forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
@@ -383,7 +393,7 @@ fn turn_end_forms(turn_ends: &[&str]) -> Vec<String> {
 fn form_starts(forms: &[String]) -> Vec<String> {
     let mut starts: Vec<String> = Vec::new();
     for form in forms {
-        let first = units(form)
+        let first = marker_pieces(form)
             .first()
             .map_or(form.as_str(), |u| u.trim())
             .to_owned();
