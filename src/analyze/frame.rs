@@ -101,23 +101,34 @@ impl Frame {
             }
         }
 
-        let mut header_len = aligned_prefix_len(&content_turn, &earlier_turn);
-        for other in [&gen_on, &gen_off]
-            .into_iter()
-            .chain(tool.as_ref().map(|(_, t)| t))
-        {
-            header_len = header_len.min(aligned_prefix_len(&content_turn[..header_len], other));
+        // The header all assistant turns and the generation prompts start with; when they
+        // share none, the one they share after leading whitespace (a template that writes
+        // the line break after the previous turn's end in some turns only).
+        let header_of = |trim: bool| {
+            let t = |s: &'_ str| if trim { s.trim_start() } else { s }.to_owned();
+            let first = t(&content_turn);
+            let mut len = aligned_prefix_len(&first, &t(&earlier_turn));
+            for other in [&gen_on, &gen_off]
+                .into_iter()
+                .chain(tool.as_ref().map(|(_, t)| t))
+            {
+                len = len.min(aligned_prefix_len(&first[..len], &t(other)));
+            }
+            first[..len].to_owned()
+        };
+        let mut header = header_of(false);
+        if header.trim().is_empty() {
+            header = header_of(true);
         }
-        let header = content_turn[..header_len].to_owned();
 
         let after_content = content_turn
             .rfind(CONTENT)
             .map_or("", |at| &content_turn[at + CONTENT.len()..]);
         // Whether a turn has nothing between its header and the content.
         let bare_content = [&content_turn, &earlier_turn].into_iter().any(|turn| {
-            turn.get(header.len()..)
-                .and_then(|body| body.find(CONTENT).map(|at| body[..at].trim().is_empty()))
-                .unwrap_or(false)
+            let body = strip_header(turn, &header);
+            body.find(CONTENT)
+                .is_some_and(|at| body[..at].trim().is_empty())
         });
         let (footer, tool_footer) = match &tool {
             Some((_, turn)) => {
@@ -179,11 +190,7 @@ impl Frame {
                 (footer.to_owned(), footer.to_owned())
             }
         };
-        let after_header = |turn: &str| {
-            turn.strip_prefix(header.as_str())
-                .unwrap_or(turn)
-                .to_owned()
-        };
+        let after_header = |turn: &str| strip_header(turn, &header).to_owned();
         let mut frame = Frame {
             prompt_thinking_on: after_header(&gen_on),
             prompt_thinking_off: after_header(&gen_off),
@@ -217,9 +224,7 @@ impl Frame {
     /// The assistant turn in `render` after the header, whole (not cut at the footer).
     pub fn after_header(&self, render: &str) -> String {
         let turn = turn_of(&self.base, render, &self.anchor);
-        turn.strip_prefix(self.header.as_str())
-            .unwrap_or(&turn)
-            .to_owned()
+        strip_header(&turn, &self.header).to_owned()
     }
 
     /// The body of a content turn in `render`, rendered with the tool definitions.
@@ -235,7 +240,7 @@ impl Frame {
 
     /// A turn without the header, cut at the first footer after the last probe value.
     fn body_of_turn(&self, turn: &str, tools: bool) -> String {
-        let body = turn.strip_prefix(self.header.as_str()).unwrap_or(turn);
+        let body = strip_header(turn, &self.header);
         let footer = if tools {
             &self.tool_footer
         } else {
@@ -279,6 +284,14 @@ fn turn_of(base: &str, render: &str, anchor: &str) -> String {
         }
         _ => render[k..].to_owned(),
     }
+}
+
+/// `turn` after `header`, which it may start with after leading whitespace; all of `turn`
+/// when it does not start with it.
+fn strip_header<'t>(turn: &'t str, header: &str) -> &'t str {
+    turn.strip_prefix(header)
+        .or_else(|| turn.trim_start().strip_prefix(header))
+        .unwrap_or(turn)
 }
 
 /// The end of the last probe value (tool call, content or reasoning) in `text`, or 0.
