@@ -298,7 +298,21 @@ impl ChatTemplate {
         if let Clock::Fixed(t) = input.clock {
             ctx.insert(Value::from(CLOCK_VAR), Value::from(t));
         }
-        let rendered = match self.render_context(ctx.clone())? {
+        let first = self.render_context(ctx.clone())?;
+        // A template that fails without tools (it takes the length of `tools`, which is
+        // none) renders as servers that always pass a tool list see it: with an empty one.
+        let first = match first {
+            Err(e) if input.tools.is_none() => {
+                let mut with_empty = ctx.clone();
+                with_empty.insert(Value::from("tools"), Value::from(Vec::<Value>::new()));
+                match self.render_context(with_empty)? {
+                    Ok(rendered) => Ok(rendered),
+                    Err(_) => Err(e),
+                }
+            }
+            other => other,
+        };
+        let rendered = match first {
             Ok(rendered) => rendered,
             Err(e) => {
                 // Variables the template reads that no caller passes (a `functions` or
