@@ -47,7 +47,125 @@ fn cut_points(text: &str, side: Side) -> Vec<bool> {
             }
         }
     }
+    for (from, to) in bracket_markers(text) {
+        ok[from + 1..to].fill(false);
+    }
+    // A marker's closing character repeated right after it (`[[done]]`, read as `[[done]`
+    // and `]`) belongs to it.
+    for seg in segs.iter().filter(|s| s.kind == SegmentKind::Marker) {
+        let Some(last) = seg.text.chars().next_back() else {
+            continue;
+        };
+        let mut at = seg.end();
+        while text[at..].starts_with(last) {
+            ok[at] = false;
+            at += last.len_utf8();
+        }
+    }
     ok
+}
+
+/// The longest marker in a bracket pair other than `<>` and `[]` (those are the segmenter's).
+const BRACKET_MARKER_MAX: usize = 64;
+
+/// Markers in the non-ASCII bracket pairs of [`OPENING_BRACKETS`] (`【end】`, `⟦x⟧`, `«y»`):
+/// the byte ranges from an opener to its closer, with no whitespace between and at most
+/// [`BRACKET_MARKER_MAX`] bytes long.
+fn bracket_markers(text: &str) -> Vec<(usize, usize)> {
+    let mut out = doubled_brace_markers(text);
+    let mut from = 0;
+    while let Some((at, open)) = text[from..]
+        .char_indices()
+        .map(|(i, c)| (from + i, c))
+        .find(|(_, c)| !c.is_ascii() && OPENING_BRACKETS.contains(*c))
+    {
+        from = at + open.len_utf8();
+        let Some(close) = closing_of(open) else {
+            continue;
+        };
+        let rest = &text[from..];
+        let end = rest
+            .char_indices()
+            .take_while(|&(i, c)| i < BRACKET_MARKER_MAX && !c.is_whitespace())
+            .find(|&(_, c)| c == close);
+        if let Some((i, c)) = end {
+            let to = from + i + c.len_utf8();
+            // A probe value (or the slot standing for one) inside is rendered data (an
+            // element named by the argument), not a fixed marker.
+            let inner = &text[at..to];
+            let slot = inner
+                .chars()
+                .any(|c| ('\u{e000}'..='\u{f8ff}').contains(&c));
+            if !slot && !probes().iter().any(|p| inner.contains(p)) {
+                out.push((at, to));
+                from = to;
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Markers in doubled braces (`{{talk}}`, `{{/tool}}`): a name of word characters, `/`, `:`,
+/// `#` and `.` between `{{` and `}}` (JSON never writes `{{` before a word).
+fn doubled_brace_markers(text: &str) -> Vec<(usize, usize)> {
+    let name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | ':' | '#' | '.');
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("{{") {
+        let at = from + i;
+        let inner_from = at + 2;
+        let inner_len = text[inner_from..]
+            .char_indices()
+            .find(|&(_, c)| !name(c))
+            .map_or(text.len() - inner_from, |(k, _)| k);
+        let close = inner_from + inner_len;
+        if inner_len > 0 && inner_len < BRACKET_MARKER_MAX && text[close..].starts_with("}}") {
+            out.push((at, close + 2));
+            from = close + 2;
+        } else {
+            from = at + 1;
+        }
+    }
+    out
+}
+
+/// Whether `open` and `close` are a non-ASCII bracket pair of [`OPENING_BRACKETS`].
+pub fn is_bracket_pair(open: char, close: char) -> bool {
+    !open.is_ascii() && closing_of(open) == Some(close)
+}
+
+/// Every marker of `text` as byte ranges, in order: the segmenter's `<...>` / `[...]` (with
+/// a closing character repeated right after it, `[[x]]`) and those in the other bracket pairs
+/// ([`bracket_markers`]).
+pub fn marker_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans: Vec<(usize, usize)> = segments(text)
+        .filter(|s| s.kind == SegmentKind::Marker)
+        .map(|s| {
+            let mut end = s.end();
+            if let Some(last) = s.text.chars().next_back() {
+                while text[end..].starts_with(last) {
+                    end += last.len_utf8();
+                }
+            }
+            (s.offset, end)
+        })
+        .collect();
+    let covered =
+        |at: usize, spans: &[(usize, usize)]| spans.iter().any(|&(f, t)| f <= at && at < t);
+    let others: Vec<(usize, usize)> = bracket_markers(text)
+        .into_iter()
+        .filter(|&(from, _)| !covered(from, &spans))
+        .collect();
+    spans.extend(others);
+    spans.sort_unstable();
+    spans
+}
+
+/// The closing bracket paired with `open` in [`OPENING_BRACKETS`] / [`CLOSING_BRACKETS`].
+fn closing_of(open: char) -> Option<char> {
+    let index = OPENING_BRACKETS.chars().position(|c| c == open)?;
+    CLOSING_BRACKETS.chars().nth(index)
 }
 
 /// Every probe value the analysis renders (a word holding one is never part of a marker).
@@ -88,10 +206,10 @@ pub fn marker_prefix_len(a: &str, b: &str) -> usize {
 }
 
 /// Characters that open a bracketed marker.
-const OPENING_BRACKETS: &str = "<[({【〔〖〘〚「『〈《⟨⟪«‹⁅（［｛｢";
+const OPENING_BRACKETS: &str = "<[({【〔〖〘〚「『〈《⟨⟪«‹⁅（［｛｢⟦⦃⦅⦇⟬⟮〈❨❪❬❮❰❲❴﹙﹛﹝";
 
 /// Characters that close a bracketed marker (the counterparts of [`OPENING_BRACKETS`]).
-const CLOSING_BRACKETS: &str = ">])}】〕〗〙〛」』〉》⟩⟫»›⁆）］｝｣";
+const CLOSING_BRACKETS: &str = ">])}】〕〗〙〛」』〉》⟩⟫»›⁆）］｝｣⟧⦄⦆⦈⟭⟯〉❩❫❭❯❱❳❵﹚﹜﹞";
 
 /// The marker sequences of a run of markers (`<|end|>\n</s>`, `【end】【stop】`), without the
 /// whitespace between them: split at whitespace and where a closing bracket meets an opening
@@ -226,10 +344,20 @@ pub fn trailing_open_marker(text: &str) -> Option<&str> {
 /// The trailing complete marker of `text` (`<arg_value>`, `[CALL_ID]`), if `text` ends with
 /// one.
 pub fn trailing_marker(text: &str) -> Option<&str> {
+    if let Some(&(from, to)) = bracket_markers(text).last().filter(|m| m.1 == text.len()) {
+        return Some(&text[from..to]);
+    }
     segments(text)
         .last()
         .filter(|s| s.kind == SegmentKind::Marker)
         .map(|s| s.text)
+}
+
+/// The last marker of `text` (see [`marker_spans`]), whatever text follows it (an opener
+/// followed by words the prompt writes in the block: `<think>` of `<think>Plan:`).
+pub fn last_marker(text: &str) -> Option<&str> {
+    let &(from, to) = marker_spans(text).last()?;
+    Some(&text[from..to])
 }
 
 /// The part of a gap that belongs to the element that follows it: an unclosed marker the
@@ -259,10 +387,9 @@ pub fn element_prefix(gap: &str) -> &str {
 /// Splits `text` after its first marker and the whitespace that follows it: `("</think>\n",
 /// "<response>")` for `"</think>\n<response>"`. Text without a marker is all first.
 pub fn split_after_first_marker(text: &str) -> (&str, &str) {
-    let Some(first) = segments(text).find(|s| s.kind == SegmentKind::Marker) else {
+    let Some(&(_, mut end)) = marker_spans(text).first() else {
         return (text, "");
     };
-    let mut end = first.end();
     end += text[end..].len() - text[end..].trim_start().len();
     text.split_at(end)
 }

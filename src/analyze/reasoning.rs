@@ -16,11 +16,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::diff::{segments, SegmentKind};
-
 use super::compare::{compare, Renderer};
 use super::frame::Frame;
-use super::markers::{marker_prefix_len, split_after_first_marker, trailing_marker};
+use super::markers::{
+    is_bracket_pair, last_marker, marker_prefix_len, marker_spans, split_after_first_marker,
+    trailing_marker,
+};
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, REASONING};
 
 /// How reasoning is delimited in the model output.
@@ -341,9 +342,9 @@ fn from_prompts(
     let on = frame.prompt_thinking_on.trim_end();
     let off = frame.prompt_thinking_off.trim_end();
     let markers = |t: &str| -> Vec<String> {
-        segments(t)
-            .filter(|s| s.kind == SegmentKind::Marker)
-            .map(|s| s.text.to_owned())
+        marker_spans(t)
+            .into_iter()
+            .map(|(from, to)| t[from..to].to_owned())
             .collect()
     };
     // The opener may sit at the end of the turn header when every turn starts with it; its
@@ -391,20 +392,16 @@ fn from_prompts(
 /// The marker a generation prompt leaves open: its last one, with only text (what the prompt
 /// writes inside the block, `<think>Plan:`) or nothing after it.
 fn opening_marker(prompt: &str) -> Option<&str> {
-    let last = segments(prompt)
-        .filter(|s| s.kind == SegmentKind::Marker)
-        .last()?;
-    let after = &prompt[last.end()..];
-    let text_only = segments(after).all(|s| s.kind != SegmentKind::Marker);
-    text_only.then_some(last.text)
+    last_marker(prompt)
 }
 
-/// The conventional closing form of an opening marker: `<x>` → `</x>`, `[X]` → `[/X]`.
+/// The conventional closing form of an opening marker: `<x>` → `</x>`, `[X]` → `[/X]`, and
+/// the same in the other bracket pairs (`⟦x⟧` → `⟦/x⟧`).
 fn closing_form(start: &str) -> Option<String> {
     let (open, close) = (start.chars().next()?, start.chars().last()?);
-    let inner = &start[1..start.len() - 1];
+    let inner = start.get(open.len_utf8()..start.len().checked_sub(close.len_utf8())?)?;
     let plain = |c: char| c.is_alphanumeric() || c == '_' || c == '-' || c == ':';
-    if matches!((open, close), ('<', '>') | ('[', ']'))
+    if (matches!((open, close), ('<', '>') | ('[', ']')) || is_bracket_pair(open, close))
         && !inner.is_empty()
         && inner.chars().all(plain)
     {
