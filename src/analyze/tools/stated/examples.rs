@@ -18,7 +18,7 @@ use super::pycall::{self, value_is_placeholder};
 use super::sketch::{self, Kind, Member, Node};
 use super::syntax::{Args, CallSpec, NameForm, Syntax};
 use super::words::{
-    is_marked_placeholder, is_placeholder, marker_after, marker_before, names_a_name,
+    closer_after, is_marked_placeholder, is_placeholder, marker_before, names_a_name,
     names_arguments,
 };
 use super::xml::{self, XmlCall};
@@ -293,7 +293,7 @@ fn json_example(text: &str, node: &Node, declared: &[&str]) -> Option<Example> {
         NameForm::Json
     };
     let (before_at, before) = marker_before(text, node.start);
-    let (after_at, after) = marker_after(text, node.end);
+    let (after_at, after) = closer_after(text, before_at, before, node.end);
     let mut syntax = Syntax {
         open: String::new(),
         close: String::new(),
@@ -381,7 +381,7 @@ fn list_example(text: &str, at: usize, declared: &[&str]) -> Option<Example> {
     let first = &list.calls[0];
     let last = list.calls.last()?;
     let (before_at, before) = marker_before(text, list.span.0);
-    let (after_at, after) = marker_after(text, list.span.1);
+    let (after_at, after) = closer_after(text, before_at, before, list.span.1);
     let values: Vec<&str> = list
         .calls
         .iter()
@@ -500,7 +500,7 @@ fn element_example(text: &str, group: &[XmlCall]) -> Option<Example> {
         }
     };
     let (before_at, before) = marker_before(text, first.span.0);
-    let (after_at, after) = marker_after(text, group.last()?.span.1);
+    let (after_at, after) = closer_after(text, before_at, before, group.last()?.span.1);
     let syntax = Syntax {
         open: before.to_owned(),
         close: after.to_owned(),

@@ -1,6 +1,8 @@
 //! Words of a stated example: placeholders (recognised by their form, never by a template's
 //! wording) and the marker text written right around an example.
 
+use crate::analyze::markers::pairs;
+
 /// Generic words of a placeholder standing for a tool or function name (`func_name`,
 /// `example_function`, `tool_name1`).
 const NAME_WORDS: &[&str] = &[
@@ -142,6 +144,30 @@ pub fn marker_after(text: &str, at: usize) -> (usize, &str) {
         (end, &text[at..end])
     } else {
         (at, "")
+    }
+}
+
+/// The marker written right after an example that ends at `at` (see [`marker_after`]),
+/// unless it closes a block opened earlier in the text than the example's own opener
+/// `before` (which starts at `before_at`): the end of a system block that holds the example
+/// (`[SYS]… example[/SYS]`) is not where calls end.
+pub fn closer_after<'t>(
+    text: &'t str,
+    before_at: usize,
+    before: &str,
+    at: usize,
+) -> (usize, &'t str) {
+    let (end, after) = marker_after(text, at);
+    let marker = after.trim();
+    if marker.is_empty() || pairs(before, marker) {
+        return (end, after);
+    }
+    let opened_earlier = crate::diff::segments(&text[..before_at])
+        .any(|s| s.kind == crate::diff::SegmentKind::Marker && pairs(s.text, marker));
+    if opened_earlier {
+        (at, "")
+    } else {
+        (end, after)
     }
 }
 

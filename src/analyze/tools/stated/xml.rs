@@ -1,6 +1,8 @@
 //! XML-ish calls written in prose: an element naming the function in an attribute
-//! (`<call name="f">`) or after `=` (`<call=f>`), holding one element per argument named the
-//! same way, whose text is the value; `...` may stand for more arguments.
+//! (`<call name="f">`), after `=` (`<call=f>`) or as the first word of its text
+//! (`<call>f`), holding one element per argument named the same way, whose text is the value,
+//! or a key element followed by a value element (`<key>k</key><value>v</value>`); `...` may
+//! stand for more arguments.
 
 /// One argument element.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,9 +70,55 @@ fn open_tag(text: &str, at: usize) -> Option<OpenTag<'_>> {
     })
 }
 
+/// A bare tag `<tag>` at `at`: its name and where it ends.
+fn bare_tag(text: &str, at: usize) -> Option<(&str, usize)> {
+    let rest = text.get(at..)?.strip_prefix('<')?;
+    let len = rest.find('>')?;
+    let tag = &rest[..len];
+    let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | ':');
+    (tag.chars().next()?.is_alphabetic() && tag.chars().all(word))
+        .then_some((tag, at + 1 + len + 1))
+}
+
+/// An opening tag with no attribute followed by a name on its line (`<call>f` then a line
+/// break or a tag): the name is the value.
+fn named_by_text(text: &str, at: usize) -> Option<OpenTag<'_>> {
+    let (tag, end) = bare_tag(text, at)?;
+    let line = &text[end..];
+    let len = line.find(['\n', '<']).unwrap_or(line.len());
+    let name = line[..len].trim_end();
+    let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '$');
+    (!name.is_empty() && name.chars().all(word)).then_some(OpenTag {
+        tag,
+        value: (end, end + name.len()),
+        end: end + name.len(),
+    })
+}
+
+/// A key element followed by a value element at `pos` (`<key>k</key>` whitespace
+/// `<value>v</value>`, two different tags).
+fn key_value_pair(text: &str, pos: usize) -> Option<XmlParam> {
+    let (key_tag, key_start) = bare_tag(text, pos)?;
+    let key_close = format!("</{key_tag}>");
+    let key_end = key_start + text[key_start..].find(&key_close)?;
+    let after_key = key_end + key_close.len();
+    let gap = text[after_key..].len() - text[after_key..].trim_start().len();
+    let (value_tag, value_start) = bare_tag(text, after_key + gap)?;
+    if value_tag == key_tag || text[key_start..key_end].contains('<') {
+        return None;
+    }
+    let value_close = format!("</{value_tag}>");
+    let value_end = value_start + text[value_start..].find(&value_close)?;
+    Some(XmlParam {
+        span: (pos, value_end + value_close.len()),
+        key: (key_start, key_end),
+        value: (value_start, value_end),
+    })
+}
+
 /// Reads the call element whose opening tag starts at byte `at` of `text`.
 pub fn read(text: &str, at: usize) -> Option<XmlCall> {
-    let open = open_tag(text, at)?;
+    let open = open_tag(text, at).or_else(|| named_by_text(text, at))?;
     let closing = format!("</{}>", open.tag);
     let mut pos = open.end;
     let mut params = Vec::new();
@@ -89,15 +137,20 @@ pub fn read(text: &str, at: usize) -> Option<XmlCall> {
             pos += dots.len();
             continue;
         }
-        let param = open_tag(text, pos)?;
-        let param_close = format!("</{}>", param.tag);
-        let value_end = param.end + text[param.end..].find(&param_close)?;
-        params.push(XmlParam {
-            span: (pos, value_end + param_close.len()),
-            key: param.value,
-            value: (param.end, value_end),
-        });
-        pos = value_end + param_close.len();
+        let param = match open_tag(text, pos) {
+            Some(param) => {
+                let param_close = format!("</{}>", param.tag);
+                let value_end = param.end + text[param.end..].find(&param_close)?;
+                XmlParam {
+                    span: (pos, value_end + param_close.len()),
+                    key: param.value,
+                    value: (param.end, value_end),
+                }
+            }
+            None => key_value_pair(text, pos)?,
+        };
+        pos = param.span.1;
+        params.push(param);
     }
     (!params.is_empty()).then_some(XmlCall {
         span: (at, pos),
@@ -125,6 +178,17 @@ mod tests {
         let call = read(text, 0).unwrap();
         assert_eq!(&text[call.name.0..call.name.1], "f");
         assert_eq!(call.span.1, text.len());
+    }
+
+    #[test]
+    fn reads_named_by_text_with_key_value_pairs() {
+        let text = "<call>fn_name\n<k>param_name</k>\n<v>param_value</v>\n</call>\nmore";
+        let call = read(text, 0).unwrap();
+        assert_eq!(&text[call.name.0..call.name.1], "fn_name");
+        let p = &call.params[0];
+        assert_eq!(&text[p.key.0..p.key.1], "param_name");
+        assert_eq!(&text[p.value.0..p.value.1], "param_value");
+        assert_eq!(&text[call.span.1..], "\nmore");
     }
 
     #[test]
