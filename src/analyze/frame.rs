@@ -263,6 +263,27 @@ impl Frame {
 /// with `anchor` (the start of
 /// the generation prompt) when that is consistent.
 fn turn_of(base: &str, render: &str, anchor: &str) -> String {
+    let turn = inserted_turn(base, render, anchor);
+    // A turn that holds the user message started earlier than the assistant turn (a template
+    // that writes the system message into the last user turn only while that turn ends the
+    // conversation): it starts after the user message and the user turn's end.
+    if turn.contains(USER) {
+        if let Some(after) = after_last(base, render, USER) {
+            return after.to_owned();
+        }
+    }
+    turn
+}
+
+/// What follows the last `probe` in `render` and the text `base` writes after its own last
+/// `probe`.
+fn after_last<'r>(base: &str, render: &'r str, probe: &str) -> Option<&'r str> {
+    let ended = &base[base.rfind(probe)?..];
+    Some(&render[render.rfind(ended)? + ended.len()..])
+}
+
+/// The text `render` inserts into `base` (see [`turn_of`]).
+fn inserted_turn(base: &str, render: &str, anchor: &str) -> String {
     let k = aligned_prefix_len(base, render);
     if k < base.len() && !anchor.is_empty() && !render[k..].starts_with(anchor) {
         let inserted = render.len() - base.len();
