@@ -117,16 +117,12 @@ pub fn analyze(
 /// The closer of wrapped content that the analysis could not tell from the turn end (the
 /// content-only turn ends `content <closer><turn end>`): what follows the content both in
 /// that turn and in a turn where tool calls follow it, when it holds a marker and the call
-/// comes after it. Sets `content.end`; leaves it when calls follow the content directly.
+/// comes after it. `None` when calls follow the content directly.
 pub fn closer_before_calls(
     renderer: &Renderer<'_>,
     frame: &Frame,
     tool_scenario: &Scenario,
-    content: &mut ContentAnalysis,
-) {
-    if content.mode == ContentMode::Plain || !content.end.trim().is_empty() {
-        return;
-    }
+) -> Option<String> {
     let after_content = |scenario: &Scenario| -> Option<String> {
         let whole = frame.after_header(&renderer.render(scenario).ok()?);
         let at = whole.find(CONTENT)?;
@@ -136,20 +132,28 @@ pub fn closer_before_calls(
     if let Some(turn) = with_call.turn.as_mut() {
         turn.content = Some(CONTENT.to_owned());
     }
-    let alone = Scenario::with_turn(Turn::content(CONTENT));
-    let (Some(before_call), Some(before_end)) = (after_content(&with_call), after_content(&alone))
-    else {
-        return;
-    };
+    let before_call = after_content(&with_call)?;
+    let before_end = after_content(&Scenario::with_turn(Turn::content(CONTENT)))?;
     let k = marker_prefix_len(&before_call, &before_end);
     let closer = &before_call[..k];
     // Calls in a message of their own after the turn header again: a role switch, read with
     // its message end (see `switch`).
     let header = frame.header.trim();
     let reopens = !header.is_empty() && before_call[k..].trim_start().starts_with(header);
-    if closer.trim().is_empty() || reopens || !before_call[k..].contains(ProbeSet::PRIMARY.fn_first)
-    {
-        return;
+    let call_follows = before_call[k..].contains(ProbeSet::PRIMARY.fn_first);
+    (!closer.trim().is_empty() && !reopens && call_follows).then(|| closer.to_owned())
+}
+
+impl ContentAnalysis {
+    /// Wrapped content with no closer of its own (see [`closer_before_calls`]).
+    pub fn lacks_closer(&self) -> bool {
+        self.mode != ContentMode::Plain && self.end.trim().is_empty()
     }
-    content.end = closer.to_owned();
+
+    /// Takes `closer` as the end when [`lacks_closer`](Self::lacks_closer).
+    pub fn close_with(&mut self, closer: &str) {
+        if self.lacks_closer() {
+            self.end = closer.to_owned();
+        }
+    }
 }

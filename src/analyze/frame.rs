@@ -10,7 +10,9 @@
 use crate::template::{ArgumentsForm, TemplateError};
 
 use super::compare::{compare, Renderer};
-use super::markers::{aligned_prefix_len, aligned_suffix_len, trailing_marker};
+use super::markers::{
+    after_last_turn_end, aligned_prefix_len, aligned_suffix_len, trailing_marker,
+};
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, USER};
 use crate::diff::segments;
 
@@ -268,18 +270,11 @@ fn turn_of(base: &str, render: &str, anchor: &str) -> String {
     // that writes the system message into the last user turn only while that turn ends the
     // conversation): it starts after the user message and the user turn's end.
     if turn.contains(USER) {
-        if let Some(after) = after_last(base, render, USER) {
+        if let Some(after) = after_last_turn_end(base, render, USER) {
             return after.to_owned();
         }
     }
     turn
-}
-
-/// What follows the last `probe` in `render` and the text `base` writes after its own last
-/// `probe`.
-fn after_last<'r>(base: &str, render: &'r str, probe: &str) -> Option<&'r str> {
-    let ended = &base[base.rfind(probe)?..];
-    Some(&render[render.rfind(ended)? + ended.len()..])
 }
 
 /// The text `render` inserts into `base` (see [`turn_of`]).

@@ -50,19 +50,22 @@ fn cut_points(text: &str, side: Side) -> Vec<bool> {
     for (from, to) in bracket_markers(text) {
         ok[from + 1..to].fill(false);
     }
-    // A marker's closing character repeated right after it (`[[done]]`, read as `[[done]`
-    // and `]`) belongs to it.
     for seg in segs.iter().filter(|s| s.kind == SegmentKind::Marker) {
-        let Some(last) = seg.text.chars().next_back() else {
-            continue;
-        };
-        let mut at = seg.end();
-        while text[at..].starts_with(last) {
-            ok[at] = false;
-            at += last.len_utf8();
-        }
+        ok[seg.end()..end_with_repeated_closer(text, seg)].fill(false);
     }
     ok
+}
+
+/// Where the marker `seg` of `text` ends, with its closing character repeated right after
+/// it (`[[done]]`, which the segmenter reads as `[[done]` and `]`).
+fn end_with_repeated_closer(text: &str, seg: &crate::diff::Segment<'_>) -> usize {
+    let mut end = seg.end();
+    if let Some(last) = seg.text.chars().next_back() {
+        while text[end..].starts_with(last) {
+            end += last.len_utf8();
+        }
+    }
+    end
 }
 
 /// The longest marker in a bracket pair other than `<>` and `[]` (those are the segmenter's).
@@ -141,15 +144,7 @@ pub fn is_bracket_pair(open: char, close: char) -> bool {
 pub fn marker_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans: Vec<(usize, usize)> = segments(text)
         .filter(|s| s.kind == SegmentKind::Marker)
-        .map(|s| {
-            let mut end = s.end();
-            if let Some(last) = s.text.chars().next_back() {
-                while text[end..].starts_with(last) {
-                    end += last.len_utf8();
-                }
-            }
-            (s.offset, end)
-        })
+        .map(|s| (s.offset, end_with_repeated_closer(text, &s)))
         .collect();
     let covered =
         |at: usize, spans: &[(usize, usize)]| spans.iter().any(|&(f, t)| f <= at && at < t);
@@ -392,6 +387,15 @@ pub fn split_after_first_marker(text: &str) -> (&str, &str) {
     };
     end += text[end..].len() - text[end..].trim_start().len();
     text.split_at(end)
+}
+
+/// What `render` writes after the last `probe` of `base` and all that `base` writes after it
+/// (`base` is a conversation, `render` the same one with a turn added): the added turn, even
+/// when the conversation before it changed (a template that writes the system text into the
+/// last user turn only while that turn ends the conversation).
+pub fn after_last_turn_end<'r>(base: &str, render: &'r str, probe: &str) -> Option<&'r str> {
+    let ended = &base[base.rfind(probe)?..];
+    Some(&render[render.rfind(ended)? + ended.len()..])
 }
 
 /// Whether `text` contains any of `probes`.

@@ -237,9 +237,21 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
         analysis.content_with_tools =
             content_with_tools(&renderer, &frame, scenario, &reasoning, &analysis.content);
-        content::closer_before_calls(&renderer, &frame, scenario, &mut analysis.content);
-        if let Some(with_tools) = analysis.content_with_tools.as_mut() {
-            content::closer_before_calls(&renderer, &frame, scenario, with_tools);
+        let lacks_closer = [
+            Some(&analysis.content),
+            analysis.content_with_tools.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .any(ContentAnalysis::lacks_closer);
+        if let Some(closer) = lacks_closer
+            .then(|| content::closer_before_calls(&renderer, &frame, scenario))
+            .flatten()
+        {
+            analysis.content.close_with(&closer);
+            if let Some(with_tools) = analysis.content_with_tools.as_mut() {
+                with_tools.close_with(&closer);
+            }
         }
     }
     if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {

@@ -231,12 +231,16 @@ pub fn analyze(
             Err(reason) => outcome.unsupported = Some(reason),
         }
     }
-    let a = &mut outcome.analysis;
+    classify_prefills(&mut outcome.analysis, frame);
+    outcome
+}
+
+/// Classifies what each generation prompt (thinking on and off) already wrote of `a`.
+fn classify_prefills(a: &mut ReasoningAnalysis, frame: &Frame) {
     let on = format!("{}{}", frame.header, frame.prompt_thinking_on);
     let off = format!("{}{}", frame.header, frame.prompt_thinking_off);
     a.prefill_thinking_on = classify_prefill(&on, &a.start, &a.end);
     a.prefill_thinking_off = classify_prefill(&off, &a.start, &a.end);
-    outcome
 }
 
 /// A reasoning end read from a content turn that also holds the content's opener (a closer
@@ -278,10 +282,7 @@ pub fn split_content_opener_by_reasoning_only_turn(
         return;
     }
     a.end = end.to_owned();
-    let on = format!("{}{}", frame.header, frame.prompt_thinking_on);
-    let off = format!("{}{}", frame.header, frame.prompt_thinking_off);
-    a.prefill_thinking_on = classify_prefill(&on, &a.start, &a.end);
-    a.prefill_thinking_off = classify_prefill(&off, &a.start, &a.end);
+    classify_prefills(a, frame);
 }
 
 /// R1: markers around the reasoning probe in a content turn body.
