@@ -31,7 +31,7 @@
 //! `tool_id`, `tool_name`, `tool_args` (JSON text), `tool_arg`, `tool_arg_name`,
 //! `tool_arg_value` (raw value text; string vs JSON is decided from the tool's schema).
 
-use crate::analyze::markers::{closes_bracket, marker_pieces, opens_bracket, units};
+use crate::analyze::markers::{closes_bracket, marker_pieces, marker_spans, opens_bracket, units};
 use crate::analyze::slots::{self, Piece, Slot};
 use crate::analyze::{ArgumentMarkers, CallIdPosition, ElementValues, ToolAnalysis, ToolFormat};
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
@@ -88,6 +88,9 @@ pub mod tags {
     pub const TOOL_ARG_STRING: &str = "tool_arg_string";
     /// A tagged argument's JSON value written with the non-string markers.
     pub const TOOL_ARG_JSON: &str = "tool_arg_json";
+    /// A form the parser reads but a constrained-decoding grammar never writes: what models
+    /// write other than the template (an alias of a key).
+    pub const LENIENT: &str = "lenient";
 }
 
 /// The rule of values written as elements (see [`ElementValues`]); the constraint grammar
@@ -168,7 +171,14 @@ pub fn build_grammar(
             inner_reasoning,
         );
         tool_block = Some(b.trigger_rule("tool-calls", parser));
-        triggers.extend(tool_triggers.iter().cloned());
+        // Content stops at a call opener's first whole marker: the text after it may be
+        // spaced otherwise than the template writes it (see `Gen::loose_text`).
+        for trigger in &tool_triggers {
+            let head = marker_head(trigger).to_owned();
+            if !triggers.contains(&head) {
+                triggers.push(head);
+            }
+        }
         tool_trigger = Some(tool_triggers);
     }
     let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
@@ -479,8 +489,63 @@ fn weak_end(end: &str) -> bool {
 
 /// The fixed text a marker starts with (whitespace trimmed, up to its first slot): where a
 /// text read up to the marker stops.
+/// A marker text up to the first place where [`Gen::loose_text`] matches any whitespace
+/// (`<|calls|>` of `<|calls|>[`); the whole text when there is none.
+fn marker_head(text: &str) -> &str {
+    match loose_gaps(text).first() {
+        Some(&(start, _)) => &text[..start],
+        None => text,
+    }
+}
+
+/// The places inside `text` where [`Gen::loose_text`] matches any whitespace, as byte ranges
+/// of the whitespace written there (empty where none is written), in order: next to each whole
+/// marker, where whitespace is written or where the text on the other side is not a word.
+fn loose_gaps(text: &str) -> Vec<(usize, usize)> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut gaps: Vec<(usize, usize)> = Vec::new();
+    for (start, end) in marker_spans(text) {
+        let before = &text[..start];
+        let lead = before.trim_end().len();
+        if lead > 0 && (lead < start || !word(before.chars().next_back())) {
+            gaps.push((lead, start));
+        }
+        let after = &text[end..];
+        let trail = end + (after.len() - after.trim_start().len());
+        if trail < text.len() && (trail > end || !word(after.chars().next())) {
+            gaps.push((end, trail));
+        }
+    }
+    gaps.sort_unstable();
+    gaps.dedup();
+    // Gaps never overlap (each is whitespace next to a marker, or empty at its edge).
+    gaps.retain(|&(s, _)| s > 0);
+    gaps
+}
+
+/// The two names JSON tool calls give their arguments object (OpenAI's `arguments`, the JSON
+/// schema's `parameters`, which Llama-style calls use): models trained on one write the other
+/// too, so either is read where the template writes one of them.
+const ARGUMENT_FIELD_NAMES: [&str; 2] = ["arguments", "parameters"];
+
+/// The keys read as a call's arguments: the template's own first, then its alias.
+fn argument_fields(field: &str) -> impl Iterator<Item = &str> {
+    let alias = ARGUMENT_FIELD_NAMES
+        .contains(&field)
+        .then(|| {
+            ARGUMENT_FIELD_NAMES
+                .into_iter()
+                .filter(move |f| *f != field)
+        })
+        .into_iter()
+        .flatten();
+    std::iter::once(field).chain(alias)
+}
+
+/// Where text before `marker` stops: the marker's fixed text before any slot, up to the first
+/// place where it may be spaced otherwise (see [`marker_head`]).
 fn stop_text(marker: &str) -> &str {
-    slots::head(marker.trim()).trim_end()
+    marker_head(slots::head(marker.trim()).trim_end())
 }
 
 struct Gen<'a> {
@@ -498,19 +563,47 @@ impl Gen<'_> {
     fn text(&self, marker: &str) -> Parser {
         let b = self.b;
         if !slots::has_slots(marker) {
-            return b.literal(marker);
+            return self.loose_text(marker);
         }
         let pieces = slots::pieces(marker);
         let parts = pieces.iter().enumerate().map(|(i, piece)| match piece {
-            Piece::Text(t) => b.literal(t),
+            Piece::Text(t) => self.loose_text(t),
             Piece::Slot(Slot::Counter) => b.chars("[0-9]", 1, None),
             Piece::Slot(Slot::Type) => b.chars("[A-Za-z_]", 1, None),
             Piece::Slot(Slot::Name | Slot::Key) => match pieces.get(i + 1) {
-                Some(Piece::Text(next)) if !next.trim().is_empty() => b.until(next.trim()),
+                Some(Piece::Text(next)) if !next.trim().is_empty() => {
+                    b.until(marker_head(next.trim()))
+                }
                 _ => b.chars("[A-Za-z0-9_.:\\-]", 1, None),
             },
         });
         b.seq(parts.collect::<Vec<_>>())
+    }
+
+    /// Fixed marker text, with any whitespace where a whole marker (`<|x|>`, `[X]`, `【x】`)
+    /// meets the text next to it: a tokenizer may write a space or a line break there, or none,
+    /// whatever the template writes (`<|calls|> [` for `<|calls|>[`, `</k><v>` for
+    /// `</k>\n<v>`). A word glued to a marker stays glued (`[CHANNEL]call`), and whitespace
+    /// elsewhere in the text is matched as written.
+    fn loose_text(&self, text: &str) -> Parser {
+        let b = self.b;
+        let gaps = loose_gaps(text);
+        if gaps.is_empty() {
+            return b.literal(text);
+        }
+        let mut parts = Vec::new();
+        let mut at = 0;
+        for (start, end) in gaps {
+            if start > at {
+                parts.push(b.literal(&text[at..start]));
+            }
+            parts.push(b.space());
+            at = end;
+        }
+        if at < text.len() {
+            parts.push(b.literal(&text[at..]));
+        }
+        b.seq(parts)
     }
 
     /// A marker matched without its surrounding whitespace, with optional whitespace around it
@@ -952,10 +1045,9 @@ impl Gen<'_> {
             t.function.close.as_str(),
             t.per_call_end.as_str(),
         ]);
-        // What follows a verbatim string (its quotes make no literal): its closing quote is
-        // the one this text comes after.
-        let verbatim_follow =
-            (a.verbatim_strings && !a.string_close.is_empty()).then(|| self.after_value(t));
+        // What follows a quoted string: its closing quote is the one this text comes after
+        // (a quote elsewhere is text).
+        let string_follow = (!a.string_close.is_empty()).then(|| self.after_value(t));
         let name_until = |marker: &str| {
             let core = stop_text(marker);
             let exact = slots::head(marker.trim_end());
@@ -1004,10 +1096,19 @@ impl Gen<'_> {
                 &a.value_suffix,
             );
             // Escaped or wrapped JSON is read as text and decoded by the mapper.
-            let json_value = if (a.non_string_text().is_plain() && a.python_values.is_empty())
-                || n.value_suffix.trim().is_empty()
-            {
+            let json_value = if n.value_suffix.trim().is_empty() {
                 b.seq([b.space(), b.json()])
+            } else if a.non_string_text().is_plain() && a.python_values.is_empty() {
+                // A value marked as JSON that is not JSON (the model marked a string as
+                // another type) is read as text up to the suffix.
+                b.choice([
+                    b.seq([
+                        b.space(),
+                        b.json(),
+                        b.peek(self.lit_before(&n.value_suffix)),
+                    ]),
+                    self.raw_value(a, &n.value_suffix, &n.value_suffix),
+                ])
             } else {
                 self.raw_value(a, &n.value_suffix, &n.value_suffix)
             };
@@ -1047,7 +1148,7 @@ impl Gen<'_> {
                     name_suffix,
                     self.lit_exact_after(&a.value_prefix),
                     if self.literal_values {
-                        b.tag(tags::TOOL_ARG_VALUE, self.literal_value(a, verbatim_follow))
+                        b.tag(tags::TOOL_ARG_VALUE, self.literal_value(a, string_follow))
                     } else {
                         b.tag(tags::TOOL_ARG_VALUE, self.tagged_value(t, &value_end))
                     },
@@ -1318,8 +1419,11 @@ impl Gen<'_> {
     }
 
     /// A literal value (see [`super::literal`]): a string in the format's quotes or a bare
-    /// value. A string the template writes verbatim (`follow`: what comes after a value) ends
-    /// at the first closing quote `follow` comes after; a quote elsewhere is text.
+    /// value. A string in `'` or `"` quotes (`follow`: what comes after a value) ends at the
+    /// first closing quote `follow` comes after: a quote elsewhere is text, as models write
+    /// nested quotes unescaped (`'sed -n '1,5p' f'`). Unless the template writes strings
+    /// verbatim, a backslash escapes the character after it (`\'`); line breaks and control
+    /// characters are text.
     fn literal_value(&self, a: &ArgumentMarkers, follow: Option<Parser>) -> Parser {
         let b = self.b;
         let (open, close) = (a.string_open.as_str(), a.string_close.as_str());
@@ -1327,14 +1431,24 @@ impl Gen<'_> {
             let Some(follow) = follow.filter(|_| close.chars().count() == 1) else {
                 return b.json();
             };
-            let text = b.chars(&format!("[^{}]", regex_escape(close)), 1, None);
-            let inner_quote = b.seq([b.literal(close), b.negate(follow)]);
-            let verbatim = b.seq([
-                b.literal(open),
-                b.zero_or_more(b.choice([text, inner_quote])),
-                b.literal(close),
-            ]);
-            return b.choice([verbatim, b.json()]);
+            let quoted = |quote: &str| {
+                let class = if a.verbatim_strings && quote == close {
+                    format!("[^{}]", regex_escape(quote))
+                } else {
+                    format!("[^{}\\\\]", regex_escape(quote))
+                };
+                let mut parts = vec![b.chars(&class, 1, None)];
+                if !(a.verbatim_strings && quote == close) {
+                    parts.push(b.seq([b.literal("\\"), b.any()]));
+                }
+                parts.push(b.seq([b.literal(quote), b.negate(follow)]));
+                b.seq([
+                    b.literal(quote),
+                    b.zero_or_more(b.choice(parts)),
+                    b.literal(quote),
+                ])
+            };
+            return b.choice([quoted("'"), quoted("\""), b.json()]);
         }
         let value = b.reference("literal-value");
         let string = b.seq([b.literal(open), b.until(close), b.literal(close)]);
@@ -1394,7 +1508,17 @@ impl Gen<'_> {
             let name = layout.name_field.as_deref().unwrap_or("name");
             let args = layout.arguments_field.as_deref().unwrap_or("arguments");
             let named = b.json_member(name, b.tag(tags::TOOL_NAME, name_value()));
-            let mut members = vec![b.json_member(args, b.tag(tags::TOOL_ARGS, b.json()))];
+            let mut members: Vec<Parser> = argument_fields(args)
+                .enumerate()
+                .map(|(i, field)| {
+                    let member = b.json_member(field, b.tag(tags::TOOL_ARGS, b.json()));
+                    if i == 0 {
+                        member
+                    } else {
+                        b.tag(tags::LENIENT, member)
+                    }
+                })
+                .collect();
             if let Some(id) = layout
                 .id_field
                 .as_ref()

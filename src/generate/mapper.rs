@@ -117,42 +117,43 @@ enum ValueMode {
 }
 
 /// The state of a streamed string literal (`'text'`, `"text"`): its quote, and whether a
-/// backslash waits for the escaped character or the closing quote was read.
+/// backslash waits for the escaped character. The parser tells where the literal ends (a
+/// quote is text unless it is the value's last character: models write nested quotes
+/// unescaped), so its closing quote is never decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct LiteralString {
     quote: char,
     backslash: bool,
-    closed: bool,
-    /// Written as it is (no escapes, see [`crate::analyze::ArgumentMarkers::verbatim_strings`]):
-    /// a quote is text unless it is the value's last character, which the parser tells.
+    /// Written as it is (no escapes, see [`crate::analyze::ArgumentMarkers::verbatim_strings`]).
     verbatim: bool,
 }
 
 impl LiteralString {
-    /// The text `piece` (the next part of the literal, its opening quote excluded) stands
-    /// for; a trailing backslash is held until the escaped character comes.
+    /// The text `piece` (the next part of the literal, its opening quote excluded and its
+    /// closing quote held back) stands for; a trailing backslash is held until the escaped
+    /// character comes. Escapes are Python's: `\n`, `\t`, `\r`, `\0`, a backslash or a quote
+    /// after one stands for that character, any other keeps its backslash (`\d`).
     fn decode(&mut self, piece: &str) -> String {
         if self.verbatim {
             return piece.to_owned();
         }
         let mut out = String::with_capacity(piece.len());
         for c in piece.chars() {
-            if self.closed {
-                break;
-            }
             if self.backslash {
                 self.backslash = false;
-                out.push(match c {
-                    'n' => '\n',
-                    't' => '\t',
-                    'r' => '\r',
-                    '0' => '\0',
-                    other => other,
-                });
+                match c {
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    'r' => out.push('\r'),
+                    '0' => out.push('\0'),
+                    '\\' | '\'' | '"' => out.push(c),
+                    other => {
+                        out.push('\\');
+                        out.push(other);
+                    }
+                }
             } else if c == '\\' {
                 self.backslash = true;
-            } else if c == self.quote {
-                self.closed = true;
             } else {
                 out.push(c);
             }
@@ -678,9 +679,9 @@ impl<'t> Mapper<'t> {
                         } else {
                             piece
                         };
-                        // Verbatim: a quote at the end may close the value; held back until
-                        // text follows it (the closing one never is).
-                        let held = if state.verbatim && piece.ends_with(state.quote) {
+                        // A quote at the end may close the value; held back until text
+                        // follows it (the closing one never is).
+                        let held = if piece.ends_with(state.quote) {
                             state.quote.len_utf8()
                         } else {
                             0
@@ -829,12 +830,24 @@ impl<'t> Mapper<'t> {
         }
     }
 
+    /// Whether the current parameter's schema declares types and none of them is `string`.
+    fn schema_rules_out_string(&self) -> bool {
+        let types = self
+            .parameter_schema()
+            .map(declared_types)
+            .unwrap_or_default();
+        !types.is_empty() && !types.iter().any(|t| t == "string")
+    }
+
     fn start_value(&mut self, first: &str, typed: Typed) {
         self.decoder = ValueDecoder::new();
         self.python_value = None;
         self.value_may_be_string = typed != Typed::Json;
         match typed {
             Typed::Schema => {}
+            // Marked as a string where the parameter's schema allows no string: the schema
+            // decides, as for an unmarked value.
+            Typed::String if self.schema_rules_out_string() => {}
             Typed::String => {
                 self.builder.open_string_value();
                 self.value_mode = ValueMode::String;
@@ -868,7 +881,6 @@ impl<'t> Mapper<'t> {
                     ValueMode::LiteralString(LiteralString {
                         quote,
                         backslash: false,
-                        closed: false,
                         // The template's own quote; a string in the other one is a
                         // Python literal.
                         verbatim: self.values.verbatim_literals && open.starts_with(quote),

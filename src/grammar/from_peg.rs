@@ -780,6 +780,7 @@ impl<'a> FromPeg<'a> {
             i.and_then(|i| tool.parameter_names().nth(i).map(str::to_owned))
         };
         match (tag, tool) {
+            (tags::LENIENT, _) => Ok(Expr::Never),
             (tags::TOOL, None) => {
                 let mut alts = Vec::new();
                 for t in 0..self.tools.len() {
