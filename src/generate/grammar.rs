@@ -1200,6 +1200,18 @@ impl Gen<'_> {
         } else {
             self.raw_value(a, end, &a.value_suffix)
         };
+        // Python calls whose strings the template writes bare: models quote their strings as
+        // Python does, so a string literal followed by what follows a value is that string.
+        let raw = if t.python_calls_with_bare_strings() {
+            let follow = self.after_value(t);
+            let quoted = b.choice([
+                self.quoted_string("'", true, follow),
+                self.quoted_string("\"", true, follow),
+            ]);
+            b.choice([b.seq([quoted, b.peek(follow)]), raw])
+        } else {
+            raw
+        };
         // Elements need an opener and a closer to be told from text (an element always
         // consumes text, so their repetition ends).
         let Some(e) = a
@@ -1288,12 +1300,44 @@ impl Gen<'_> {
         let a = &t.arguments;
         let suffix = self.lit_before(&a.value_suffix);
         let mut after = vec![self.next_argument(a)];
+        // A marker that starts the next call (where the call's end is left out) counts only
+        // with that call's name after it: `', then'` inside a string is no call.
+        let name_suffix = stop_text(&t.function.name_suffix);
+        let next_call = |start: &str| {
+            if name_suffix.is_empty() || slots::has_slots(&t.function.name_prefix) {
+                return self.lit_before(start);
+            }
+            let per_call = if start == t.per_call_start.as_str() {
+                b.eps()
+            } else {
+                b.optional(self.lit_before(&t.per_call_start))
+            };
+            b.seq([
+                self.lit_before(start),
+                per_call,
+                self.lit_before(&t.function.name_prefix),
+                b.space(),
+                b.chars("[A-Za-z0-9_.:$-]", 1, None),
+                b.space(),
+                self.text(name_suffix),
+            ])
+        };
+        let starts = [
+            t.call_separator.as_str(),
+            t.per_call_start.as_str(),
+            t.section_start.as_str(),
+        ];
         for end in t
             .after_value_markers()
             .into_iter()
             .chain([self.reasoning_start])
         {
-            if !stop_text(end).is_empty() {
+            if stop_text(end).is_empty() {
+                continue;
+            }
+            if starts.contains(&end) && end != self.reasoning_start {
+                after.push(next_call(end));
+            } else {
                 after.push(self.lit_before(end));
             }
         }
@@ -1418,6 +1462,27 @@ impl Gen<'_> {
         ])
     }
 
+    /// A string between `quote`s that ends at the first closing quote `follow` comes after (a
+    /// quote elsewhere is text, as models write nested quotes unescaped: `'sed -n '1,5p' f'`);
+    /// with `escapes`, a backslash escapes the character after it (`\'`). Line breaks and
+    /// control characters are text.
+    fn quoted_string(&self, quote: &str, escapes: bool, follow: Parser) -> Parser {
+        let b = self.b;
+        let mut parts = Vec::new();
+        if escapes {
+            parts.push(b.chars(&format!("[^{}\\\\]", regex_escape(quote)), 1, None));
+            parts.push(b.seq([b.literal("\\"), b.any()]));
+        } else {
+            parts.push(b.chars(&format!("[^{}]", regex_escape(quote)), 1, None));
+        }
+        parts.push(b.seq([b.literal(quote), b.negate(follow)]));
+        b.seq([
+            b.literal(quote),
+            b.zero_or_more(b.choice(parts)),
+            b.literal(quote),
+        ])
+    }
+
     /// A literal value (see [`super::literal`]): a string in the format's quotes or a bare
     /// value. A string in `'` or `"` quotes (`follow`: what comes after a value) ends at the
     /// first closing quote `follow` comes after: a quote elsewhere is text, as models write
@@ -1431,23 +1496,8 @@ impl Gen<'_> {
             let Some(follow) = follow.filter(|_| close.chars().count() == 1) else {
                 return b.json();
             };
-            let quoted = |quote: &str| {
-                let class = if a.verbatim_strings && quote == close {
-                    format!("[^{}]", regex_escape(quote))
-                } else {
-                    format!("[^{}\\\\]", regex_escape(quote))
-                };
-                let mut parts = vec![b.chars(&class, 1, None)];
-                if !(a.verbatim_strings && quote == close) {
-                    parts.push(b.seq([b.literal("\\"), b.any()]));
-                }
-                parts.push(b.seq([b.literal(quote), b.negate(follow)]));
-                b.seq([
-                    b.literal(quote),
-                    b.zero_or_more(b.choice(parts)),
-                    b.literal(quote),
-                ])
-            };
+            let verbatim = |quote: &str| a.verbatim_strings && quote == close;
+            let quoted = |quote: &str| self.quoted_string(quote, !verbatim(quote), follow);
             return b.choice([quoted("'"), quoted("\""), b.json()]);
         }
         let value = b.reference("literal-value");

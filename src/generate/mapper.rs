@@ -177,6 +177,9 @@ pub(crate) struct ValueFormat {
     python: bool,
     /// Literal strings are written in their quotes as they are (no escapes).
     verbatim_literals: bool,
+    /// Strings are written bare in Python calls: a quoted one is a Python string literal
+    /// (see [`ToolAnalysis::python_calls_with_bare_strings`]).
+    quoted_python_strings: bool,
     /// Objects and arrays are written as elements.
     elements: Option<ElementValues>,
 }
@@ -208,6 +211,7 @@ impl ValueFormat {
             wrapped_strings: a.value_wrapper.as_ref().is_some_and(|w| w.strings_only),
             python: !a.python_values.is_empty(),
             verbatim_literals: a.verbatim_strings,
+            quoted_python_strings: tools.is_some_and(ToolAnalysis::python_calls_with_bare_strings),
             elements: a.element_values.clone(),
         }
     }
@@ -889,6 +893,24 @@ impl<'t> Mapper<'t> {
                 _ => ValueMode::Literal,
             };
             return;
+        }
+        if self.values.quoted_python_strings && self.value_may_be_string {
+            // Strings written bare in a template that writes other values as Python: a
+            // quoted one is a Python string literal (the parser read it as one).
+            let quote = first
+                .trim_start()
+                .chars()
+                .next()
+                .filter(|c| matches!(c, '\'' | '"'));
+            if let Some(quote) = quote {
+                self.builder.open_string_value();
+                self.value_mode = ValueMode::LiteralString(LiteralString {
+                    quote,
+                    backslash: false,
+                    verbatim: false,
+                });
+                return;
+            }
         }
         self.value_mode = match kind {
             // `null` for a nullable string is decided when the value is complete.

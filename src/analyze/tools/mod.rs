@@ -343,6 +343,18 @@ pub struct ToolAnalysis {
 }
 
 impl ToolAnalysis {
+    /// Whether calls are Python call expressions (`name(key=value, ...)`) whose strings the
+    /// template writes bare while it writes other values as Python literals (`%s` of each
+    /// value): models quote such strings as Python does, so a quoted value is a string
+    /// literal.
+    pub fn python_calls_with_bare_strings(&self) -> bool {
+        let a = &self.arguments;
+        self.function.name_suffix.trim_end().ends_with('(')
+            && a.name_suffix.trim() == "="
+            && a.string_open.is_empty()
+            && !a.python_values.is_empty()
+    }
+
     /// The markers that may come right after a tagged argument value (past its suffix) other
     /// than the next argument: the end of the arguments, of the call or of the section, or,
     /// where a call's end marker is left out, the next call.
