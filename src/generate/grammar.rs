@@ -542,10 +542,14 @@ fn argument_fields(field: &str) -> impl Iterator<Item = &str> {
     std::iter::once(field).chain(alias)
 }
 
-/// Where text before `marker` stops: the marker's fixed text before any slot, up to the first
-/// place where it may be spaced otherwise (see [`marker_head`]).
 fn stop_text(marker: &str) -> &str {
-    marker_head(slots::head(marker.trim()).trim_end())
+    slots::head(marker.trim()).trim_end()
+}
+
+/// Where a name (a word) before `marker` stops: the marker's fixed text before any slot, up
+/// to the first place where it may be spaced otherwise (see [`marker_head`]).
+fn word_stop(marker: &str) -> &str {
+    marker_head(stop_text(marker))
 }
 
 struct Gen<'a> {
@@ -972,7 +976,7 @@ impl Gen<'_> {
                 t.per_call_start.as_str(),
             ]
             .into_iter()
-            .map(stop_text)
+            .map(word_stop)
             .filter(|m| !m.is_empty())
             .collect();
             if stops.is_empty() {
@@ -982,7 +986,7 @@ impl Gen<'_> {
             }
         } else {
             let (core, exact) = (
-                stop_text(&f.name_suffix),
+                word_stop(&f.name_suffix),
                 slots::head(f.name_suffix.trim_end()),
             );
             word_until(b, [exact, core])
@@ -1049,7 +1053,7 @@ impl Gen<'_> {
         // (a quote elsewhere is text).
         let string_follow = (!a.string_close.is_empty()).then(|| self.after_value(t));
         let name_until = |marker: &str| {
-            let core = stop_text(marker);
+            let core = word_stop(marker);
             let exact = slots::head(marker.trim_end());
             let mut stops = marker_set([core]);
             if exact != core && !exact.is_empty() {
@@ -1076,7 +1080,7 @@ impl Gen<'_> {
             // raw string, the non-string variant a JSON value.
             let mut stops = marker_set([a.name_suffix.as_str(), n.name_suffix.as_str()]);
             for marker in [a.name_suffix.as_str(), n.name_suffix.as_str()] {
-                let (core, exact) = (stop_text(marker), slots::head(marker.trim_end()));
+                let (core, exact) = (word_stop(marker), slots::head(marker.trim_end()));
                 if exact != core && !exact.is_empty() && !stops.contains(&exact) {
                     stops.insert(0, exact);
                 }
