@@ -542,6 +542,43 @@ fn argument_fields(field: &str) -> impl Iterator<Item = &str> {
     std::iter::once(field).chain(alias)
 }
 
+/// Where a tagged value ends when the model may leave its closing marker out: the value
+/// suffix (with its leading whitespace, then without), then the next argument's name prefix or
+/// the end of the arguments or call. Only where each of these is a whole marker (`</param>`,
+/// or the opener of one, `<param=`), so text a value holds does not end it; `None` for other
+/// formats.
+fn unclosed_value_stops(t: &ToolAnalysis, args_end: &[&str]) -> Option<Vec<String>> {
+    let a = &t.arguments;
+    if a.value_wrapper.is_some() || a.element_values.is_some() || a.non_string.is_some() {
+        return None;
+    }
+    // A whole marker, or a marker opener whose name follows it (`<param=`).
+    let whole = |m: &str| {
+        marker_spans(m).first().is_some_and(|&(s, _)| s == 0)
+            || (opens_bracket(m) && m.chars().count() > 1 && !m.contains(char::is_whitespace))
+    };
+    let suffix = stop_text(&a.value_suffix);
+    let prefix = stop_text(&a.name_prefix);
+    if slots::has_slots(&a.value_suffix) || !whole(suffix) || !whole(prefix) || prefix == suffix {
+        return None;
+    }
+    let exact = a.value_suffix.trim_end();
+    // The whitespace the template writes before the suffix ends the value before the other
+    // stops too (`Dallas⏎<param=`).
+    let lead = &exact[..exact.len() - suffix.len()];
+    let mut stops = vec![exact.to_owned(), suffix.to_owned()];
+    let mut others = vec![prefix];
+    others.extend(args_end.iter().copied().filter(|m| whole(m)));
+    for m in others {
+        for form in [format!("{lead}{m}"), m.to_owned()] {
+            if !stops.contains(&form) {
+                stops.push(form);
+            }
+        }
+    }
+    Some(stops)
+}
+
 fn stop_text(marker: &str) -> &str {
     slots::head(marker.trim()).trim_end()
 }
@@ -1153,10 +1190,26 @@ impl Gen<'_> {
                     self.lit_exact_after(&a.value_prefix),
                     if self.literal_values {
                         b.tag(tags::TOOL_ARG_VALUE, self.literal_value(a, string_follow))
+                    } else if let Some(stops) = unclosed_value_stops(t, &args_end) {
+                        b.tag(tags::TOOL_ARG_VALUE, b.until_one_of(stops))
                     } else {
                         b.tag(tags::TOOL_ARG_VALUE, self.tagged_value(t, &value_end))
                     },
-                    self.lit_before(&a.value_suffix),
+                    match unclosed_value_stops(t, &args_end) {
+                        // The model may leave the value's closing marker out: the next
+                        // argument or the end of the arguments then ends the value.
+                        Some(stops) if !self.literal_values => b.choice([
+                            self.lit_before(&a.value_suffix),
+                            b.tag(
+                                tags::LENIENT,
+                                b.peek(b.seq([
+                                    b.space(),
+                                    b.choice(stops[2..].iter().map(|m| b.literal(m.trim()))),
+                                ])),
+                            ),
+                        ]),
+                        _ => self.lit_before(&a.value_suffix),
+                    },
                 ]),
             )
         };
