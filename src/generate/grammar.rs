@@ -579,6 +579,16 @@ fn unclosed_value_stops(t: &ToolAnalysis, args_end: &[&str]) -> Option<Vec<Strin
     Some(stops)
 }
 
+/// Whether `text` is a namespace written before a name: a word and a dot (`functions.`).
+fn is_namespace(text: &str) -> bool {
+    text.strip_suffix('.').is_some_and(|word| {
+        word.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && word.chars().all(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
 fn stop_text(marker: &str) -> &str {
     slots::head(marker.trim()).trim_end()
 }
@@ -847,11 +857,27 @@ impl Gen<'_> {
                 b.eps()
             }
         };
+        // Models trained on one call per turn chain calls with a `;` or `,` where the template
+        // shows no separator of that kind: read as the separator, never written.
+        let separator = if stop_text(&t.call_separator).contains([';', ',']) {
+            self.lit(&t.call_separator)
+        } else {
+            let punctuation = || b.seq([b.space(), b.chars("[;,]", 1, Some(1))]);
+            b.choice([
+                // The lookahead keeps the lenient tag (and its cost in the tree) off every
+                // other call boundary.
+                b.seq([
+                    b.peek(punctuation()),
+                    b.tag(tags::LENIENT, b.seq([punctuation(), b.space()])),
+                ]),
+                self.lit(&t.call_separator),
+            ])
+        };
         let separated = |call: Parser| {
             b.seq([
                 thoughts,
                 call,
-                more(b.seq([thoughts, self.lit(&t.call_separator), thoughts, call])),
+                more(b.seq([thoughts, separator, thoughts, call])),
                 thoughts,
             ])
         };
@@ -1034,8 +1060,16 @@ impl Gen<'_> {
         } else {
             b.optional(self.lit(&t.per_call_start))
         };
+        // A namespace before the name (`functions.`) after a call opener may be left out by
+        // the model: read, never written.
+        let prefix =
+            if is_namespace(f.name_prefix.trim()) && !stop_text(&t.per_call_start).is_empty() {
+                b.choice([self.lit(&f.name_prefix), b.tag(tags::LENIENT, b.space())])
+            } else {
+                self.lit(&f.name_prefix)
+            };
         let named = b.seq([
-            self.lit(&f.name_prefix),
+            prefix,
             b.tag(tags::TOOL_NAME, name),
             self.lit(&f.name_suffix),
         ]);
