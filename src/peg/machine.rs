@@ -1001,38 +1001,62 @@ fn first_partial(input: &[u8], from: usize, d: &[u8]) -> usize {
     len
 }
 
-/// `until_one_of` where the shortest delimiter (the *core*) ends every other one, as in
-/// `["\n</parameter>", "</parameter>"]`: one `memmem` pass for the core instead of stopping at
-/// every occurrence of any delimiter's first byte (every newline, every `<`). Any delimiter
-/// occurrence contains the core at its end, so the first core occurrence bounds the answer;
-/// a longer delimiter can only start in the few bytes before it. `None`: the delimiters are
-/// not such a family (use the general loop).
+/// `until_one_of` where the delimiters form suffix families: each ends with a *core*, the
+/// shortest delimiter of its family, as in `["\n</parameter>", "</parameter>", "\n<parameter=",
+/// "<parameter="]` (cores `</parameter>` and `<parameter=`). One `memmem` pass per core instead
+/// of stopping at every occurrence of any delimiter's first byte (every newline, every `<`):
+/// any delimiter occurrence contains its core at its end, so the first core occurrence bounds
+/// the answer, a longer delimiter of the family can only start in the few bytes before it, and
+/// each later core is searched only up to the best start found so far. `None`: the delimiters
+/// are not such families (use the general loop).
 fn until_suffix_family(
     delimiters: &[Box<[u8]>],
     input: &[u8],
     pos: usize,
     eof: bool,
 ) -> Option<LeafOut> {
-    let core = delimiters.iter().min_by_key(|d| d.len())?;
-    if core.is_empty() || delimiters.len() < 2 || !delimiters.iter().all(|d| d.ends_with(core)) {
+    if delimiters.len() < 2 || delimiters.iter().any(|d| d.is_empty()) {
         return None;
     }
-    let len = input.len();
-    let hay = input.get(pos..).unwrap_or_default();
-    match memchr::memmem::find(hay, core) {
-        Some(i) => {
-            let at = pos + i;
-            // The earliest start of a delimiter whose core part is this occurrence.
-            let first = delimiters
+    // The cores: delimiters no shorter delimiter ends; each delimiter must end with one.
+    let cores: Vec<&[u8]> = delimiters
+        .iter()
+        .filter(|d| {
+            !delimiters
                 .iter()
-                .filter_map(|d| {
-                    let s = (at + core.len()).checked_sub(d.len())?;
-                    (s >= pos && input.get(s..).is_some_and(|t| t.starts_with(d))).then_some(s)
-                })
-                .min()
-                .unwrap_or(at);
-            Some(LeafOut::Ok(first))
-        }
+                .any(|o| o.len() < d.len() && d.ends_with(o))
+        })
+        .map(|d| &**d)
+        .collect();
+    // A family of one delimiter each is the general case: the loop is as fast.
+    if cores.len() * 2 > delimiters.len() + 1 {
+        return None;
+    }
+    let longest = delimiters.iter().map(|d| d.len()).max().unwrap_or(0);
+    let len = input.len();
+    let mut best: Option<usize> = None;
+    for core in &cores {
+        // Only an occurrence whose delimiter starts before the best so far can win.
+        let end = best.map_or(len, |b| (b + longest).min(len));
+        let hay = input.get(pos..end).unwrap_or_default();
+        let Some(i) = memchr::memmem::find(hay, core) else {
+            continue;
+        };
+        let at = pos + i;
+        // The earliest start of a delimiter whose core part is this occurrence.
+        let first = delimiters
+            .iter()
+            .filter(|d| d.ends_with(core))
+            .filter_map(|d| {
+                let s = (at + core.len()).checked_sub(d.len())?;
+                (s >= pos && input.get(s..).is_some_and(|t| t.starts_with(d))).then_some(s)
+            })
+            .min()
+            .unwrap_or(at);
+        best = Some(best.map_or(first, |b| b.min(first)));
+    }
+    match best {
+        Some(first) => Some(LeafOut::Ok(first)),
         None if eof => Some(LeafOut::Ok(len)),
         None => {
             // No complete delimiter: stop before the earliest place one may still start.
