@@ -174,6 +174,22 @@ fn until_one_of() {
 }
 
 #[test]
+fn until_one_of_suffix_families() {
+    // Two families (a closer and an opener, each with and without a line break before it):
+    // the earliest start of any delimiter wins, whichever family's core is searched first.
+    let u = |b: &GrammarBuilder| b.until_one_of(["\n</p>", "</p>", "\n<q=", "<q="]);
+    assert_eq!(check(u, "ab\n</p>"), (ok(2), ok(2)));
+    assert_eq!(check(u, "ab</p>"), (ok(2), ok(2)));
+    assert_eq!(check(u, "ab\n<q=x</p>"), (ok(2), ok(2)));
+    assert_eq!(check(u, "a<q=\n</p>"), (ok(1), ok(1)));
+    assert_eq!(check(u, "a</p>b<q="), (ok(1), ok(1)));
+    // No complete delimiter: stop before a partial one at the end.
+    assert_eq!(check(u, "abc\n</"), (ok(6), MORE));
+    assert_eq!(check(u, "abc<q"), (ok(5), MORE));
+    assert_eq!(check(u, "abc"), (ok(3), MORE));
+}
+
+#[test]
 fn rules_and_recursion() {
     let b = GrammarBuilder::new();
     // r = "(" r ")" / ""
