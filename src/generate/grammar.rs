@@ -487,8 +487,6 @@ fn weak_end(end: &str) -> bool {
             .any(|c| c.is_alphanumeric() || slots::Slot::of(c).is_some())
 }
 
-/// The fixed text a marker starts with (whitespace trimmed, up to its first slot): where a
-/// text read up to the marker stops.
 /// A marker text up to the first place where [`Gen::loose_text`] matches any whitespace
 /// (`<|calls|>` of `<|calls|>[`); the whole text when there is none.
 fn marker_head(text: &str) -> &str {
@@ -542,12 +540,20 @@ fn argument_fields(field: &str) -> impl Iterator<Item = &str> {
     std::iter::once(field).chain(alias)
 }
 
-/// Where a tagged value ends when the model may leave its closing marker out: the value
-/// suffix (with its leading whitespace, then without), then the next argument's name prefix or
-/// the end of the arguments or call. Only where each of these is a whole marker (`</param>`,
-/// or the opener of one, `<param=`), so text a value holds does not end it; `None` for other
-/// formats.
-fn unclosed_value_stops(t: &ToolAnalysis, args_end: &[&str]) -> Option<Vec<String>> {
+/// Where a tagged value ends when the model may leave its closing marker out.
+struct UnclosedValue {
+    /// Where the value text stops: the value suffix (with its leading whitespace, then
+    /// without), then each of `next` (with the suffix's leading whitespace, then without).
+    stops: Vec<String>,
+    /// What may follow a value whose suffix is left out: the next argument's name prefix, the
+    /// end of the arguments or of the call.
+    next: Vec<String>,
+}
+
+/// The [`UnclosedValue`] of a tagged format: only where the value suffix and what may follow
+/// the value are whole markers (`</param>`, or the opener of one, `<param=`), so text a value
+/// holds does not end it; `None` for other formats.
+fn unclosed_value(t: &ToolAnalysis, args_end: &[&str]) -> Option<UnclosedValue> {
     let a = &t.arguments;
     if a.value_wrapper.is_some() || a.element_values.is_some() || a.non_string.is_some() {
         return None;
@@ -567,16 +573,20 @@ fn unclosed_value_stops(t: &ToolAnalysis, args_end: &[&str]) -> Option<Vec<Strin
     // stops too (`Dallas⏎<param=`).
     let lead = &exact[..exact.len() - suffix.len()];
     let mut stops = vec![exact.to_owned(), suffix.to_owned()];
-    let mut others = vec![prefix];
-    others.extend(args_end.iter().copied().filter(|m| whole(m)));
-    for m in others {
-        for form in [format!("{lead}{m}"), m.to_owned()] {
+    let mut next: Vec<String> = vec![prefix.to_owned()];
+    for m in args_end.iter().copied().filter(|m| whole(m)) {
+        if !next.iter().any(|n| n == m) {
+            next.push(m.to_owned());
+        }
+    }
+    for m in &next {
+        for form in [format!("{lead}{m}"), m.clone()] {
             if !stops.contains(&form) {
                 stops.push(form);
             }
         }
     }
-    Some(stops)
+    Some(UnclosedValue { stops, next })
 }
 
 /// Whether `text` is a namespace written before a name: a word and a dot (`functions.`).
@@ -589,6 +599,8 @@ fn is_namespace(text: &str) -> bool {
     })
 }
 
+/// The fixed text a marker starts with (whitespace trimmed, up to its first slot): where a
+/// text read up to the marker stops.
 fn stop_text(marker: &str) -> &str {
     slots::head(marker.trim()).trim_end()
 }
@@ -1123,6 +1135,12 @@ impl Gen<'_> {
         // What follows a quoted string: its closing quote is the one this text comes after
         // (a quote elsewhere is text).
         let string_follow = (!a.string_close.is_empty()).then(|| self.after_value(t));
+        // Literal values end at their quotes; other tagged values may lose their closer.
+        let unclosed = if self.literal_values {
+            None
+        } else {
+            unclosed_value(t, &args_end)
+        };
         let name_until = |marker: &str| {
             let core = word_stop(marker);
             let exact = slots::head(marker.trim_end());
@@ -1224,25 +1242,25 @@ impl Gen<'_> {
                     self.lit_exact_after(&a.value_prefix),
                     if self.literal_values {
                         b.tag(tags::TOOL_ARG_VALUE, self.literal_value(a, string_follow))
-                    } else if let Some(stops) = unclosed_value_stops(t, &args_end) {
-                        b.tag(tags::TOOL_ARG_VALUE, b.until_one_of(stops))
+                    } else if let Some(u) = &unclosed {
+                        b.tag(tags::TOOL_ARG_VALUE, b.until_one_of(&u.stops))
                     } else {
                         b.tag(tags::TOOL_ARG_VALUE, self.tagged_value(t, &value_end))
                     },
-                    match unclosed_value_stops(t, &args_end) {
+                    match &unclosed {
                         // The model may leave the value's closing marker out: the next
                         // argument or the end of the arguments then ends the value.
-                        Some(stops) if !self.literal_values => b.choice([
+                        Some(u) => b.choice([
                             self.lit_before(&a.value_suffix),
                             b.tag(
                                 tags::LENIENT,
                                 b.peek(b.seq([
                                     b.space(),
-                                    b.choice(stops[2..].iter().map(|m| b.literal(m.trim()))),
+                                    b.choice(u.next.iter().map(|m| b.literal(m))),
                                 ])),
                             ),
                         ]),
-                        _ => self.lit_before(&a.value_suffix),
+                        None => self.lit_before(&a.value_suffix),
                     },
                 ]),
             )

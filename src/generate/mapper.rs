@@ -872,45 +872,37 @@ impl<'t> Mapper<'t> {
         let nullable = types.iter().any(|t| t == "null");
         let stringy = types.iter().any(|t| t == "string");
         self.value_may_be_string = stringy || types.is_empty();
+        // A Python/JSON string literal streams like a string value.
+        let quote = first
+            .trim_start()
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '\'' | '"'));
+        let literal_string = |verbatim: bool| {
+            ValueMode::LiteralString(LiteralString {
+                quote: quote.unwrap_or('"'),
+                backslash: false,
+                verbatim,
+            })
+        };
         if let Some((open, _)) = &self.literal_quotes {
-            // A Python/JSON string literal streams like a string value.
-            let quote = first
-                .trim_start()
-                .chars()
-                .next()
-                .filter(|c| matches!(c, '\'' | '"'));
             self.value_mode = match quote {
-                Some(quote) if open == "'" || open == "\"" => {
+                Some(q) if open == "'" || open == "\"" => {
                     self.builder.open_string_value();
-                    ValueMode::LiteralString(LiteralString {
-                        quote,
-                        backslash: false,
-                        // The template's own quote; a string in the other one is a
-                        // Python literal.
-                        verbatim: self.values.verbatim_literals && open.starts_with(quote),
-                    })
+                    // The template's own quote; a string in the other one is a Python
+                    // literal.
+                    literal_string(self.values.verbatim_literals && open.starts_with(q))
                 }
                 _ => ValueMode::Literal,
             };
             return;
         }
-        if self.values.quoted_python_strings && self.value_may_be_string {
+        if quote.is_some() && self.values.quoted_python_strings && self.value_may_be_string {
             // Strings written bare in a template that writes other values as Python: a
             // quoted one is a Python string literal (the parser read it as one).
-            let quote = first
-                .trim_start()
-                .chars()
-                .next()
-                .filter(|c| matches!(c, '\'' | '"'));
-            if let Some(quote) = quote {
-                self.builder.open_string_value();
-                self.value_mode = ValueMode::LiteralString(LiteralString {
-                    quote,
-                    backslash: false,
-                    verbatim: false,
-                });
-                return;
-            }
+            self.builder.open_string_value();
+            self.value_mode = literal_string(false);
+            return;
         }
         self.value_mode = match kind {
             // `null` for a nullable string is decided when the value is complete.
