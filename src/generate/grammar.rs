@@ -250,13 +250,24 @@ pub fn build_grammar(
         // the output. A closing marker elsewhere is the model's text and stays content.
         if !rs.is_empty() {
             alternatives.push(b.seq([b.literal(rs), g.closes(re)]));
-            // A later, closed reasoning block is reasoning too (held back until it closes).
-            alternatives.push(b.seq([
-                b.literal(rs),
-                b.peek(b.seq([b.until(re), b.literal(re)])),
-                b.tag(tags::REASONING, b.until(re)),
-                g.closes(re),
-            ]));
+            if format.reasoning.block_join.is_some() {
+                // Where the template writes reasoning blocks between the turn's other parts
+                // (interleaved thinking), a later opener is the format's marker as a call
+                // opener is: its block is reasoning as it streams, up to its closer or, left
+                // open, the end of the output.
+                let block = || b.seq([b.literal(rs), b.tag(tags::REASONING, b.until(re))]);
+                alternatives.push(b.seq([block(), g.closes(re)]));
+                alternatives.push(b.seq([block(), b.end()]));
+            } else {
+                // A later, closed reasoning block is reasoning too (held back until it
+                // closes: an opener the template never writes there may be the model's text).
+                alternatives.push(b.seq([
+                    b.literal(rs),
+                    b.peek(b.seq([b.until(re), b.literal(re)])),
+                    b.tag(tags::REASONING, b.until(re)),
+                    g.closes(re),
+                ]));
+            }
             triggers.push(rs.to_owned());
         }
         // A closing marker that ends the output closes nothing the model still says: dropped.
