@@ -139,10 +139,9 @@ pub fn detect(
     if body[..at].trim() != content.trim() {
         return None;
     }
+    // It may end otherwise than a message another message follows (`<|final|>` for the
+    // last message, `<|stop|>` before the next): both end content.
     let content_end = body[at + CONTENT.len()..].trim();
-    if !content_end.starts_with(&message_end) {
-        return None;
-    }
     let switch = RoleSwitch {
         header: header.to_owned(),
         message_end,

@@ -71,15 +71,42 @@ pub(super) fn switch_grammar(
     // A reasoning message runs to the message end: what follows it is the next message, the
     // turn's end or the end of the output (said here, not left to the turn's loop, so that a
     // grammar made from this parser cannot put calls right after reasoning text).
-    // (A turn end not opening with the message end is reasoning text; a message end followed
-    // by neither is dropped, what follows it read as the turn's next part.)
+    // (A message end followed by neither is dropped, what follows it read as the turn's next
+    // part.)
+    // A turn end that does not open with the message end (the last message's own ending)
+    // ends reasoning only at the end of the output; elsewhere it is reasoning text.
+    let other_ends: Vec<String> = form_starts(&te)
+        .into_iter()
+        .filter(|f| !f.starts_with(end))
+        .collect();
+    let reasoning_text = || {
+        if other_ends.is_empty() {
+            return b.until(end);
+        }
+        let mut stops = vec![end.to_owned()];
+        stops.extend(other_ends.iter().cloned());
+        let inside = b.seq([
+            b.peek(b.choice(other_ends.iter().map(|f| b.literal(f)))),
+            b.negate(g.turn_end(&te)),
+            b.any(),
+            b.until_one_of(stops.clone()),
+        ]);
+        b.seq([b.until_one_of(stops), b.zero_or_more(inside)])
+    };
     let te_after: Vec<String> = te.iter().filter(|f| f.starts_with(end)).cloned().collect();
     let mut after = vec![b.reference("switch-separator")];
     if !te_after.is_empty() {
         after.push(g.turn_end(&te_after));
     }
+    if !other_ends.is_empty() {
+        // Read, never written by a grammar: a grammar cannot hold "only at the end of the
+        // output" here, and text after the turn end would be read as reasoning.
+        after.push(b.tag(tags::LENIENT, g.turn_end(&te)));
+    }
     after.push(b.seq([b.space(), b.literal(end)]));
-    after.push(b.seq([b.space(), b.end()]));
+    // A reasoning message cut off by the end of the output (read, never written: a grammar
+    // cannot hold "only at the end" here either).
+    after.push(b.tag(tags::LENIENT, b.seq([b.space(), b.end()])));
     let after_reasoning = b.choice(after);
     if !rs.is_empty() {
         let opener = || b.seq([b.space(), b.literal(rs)]);
@@ -87,13 +114,13 @@ pub(super) fn switch_grammar(
         kinds.push(if options.extract_reasoning {
             b.seq([
                 opener(),
-                b.tag(tags::REASONING, b.until(end)),
+                b.tag(tags::REASONING, reasoning_text()),
                 after_reasoning,
             ])
         } else {
             // Reasoning kept inline: the message, its opener included, is content.
             b.seq([
-                b.tag(tags::CONTENT, b.seq([opener(), b.until(end)])),
+                b.tag(tags::CONTENT, b.seq([opener(), reasoning_text()])),
                 after_reasoning,
             ])
         });

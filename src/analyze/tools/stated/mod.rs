@@ -18,10 +18,14 @@
 //!    default (`, ` in lists, a line break between blocks), checked by the same round trip.
 //! 6. Without an example, a documented [family](crate::generate::families) applies when the
 //!    preamble shows the tokens it needs, or tokens of the same vocabulary; it is checked the
-//!    same way. Otherwise the tools part stays unsupported, saying what the preamble shows.
+//!    same way.
+//! 7. Without either, a sentence that names a marker the preamble shows and says JSON
+//!    follows it ([`prose`]) states JSON call objects after that marker; checked the same
+//!    way. Otherwise the tools part stays unsupported, saying what the preamble shows.
 
 mod check;
 mod examples;
+mod prose;
 mod pycall;
 mod sketch;
 mod syntax;
@@ -45,13 +49,15 @@ use syntax::{CallSpec, Syntax};
 /// Where a tool-call format read from the preamble comes from (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatedFormat {
-    /// What was read: the example's shape (`json`, `call_list`, `call_elements`), or
-    /// `family:NAME` for a documented family.
+    /// What was read: the example's shape (`json`, `call_list`, `call_elements`),
+    /// `family:NAME` for a documented family, or `prose:json_list` / `prose:json_object`
+    /// for a format stated in words.
     pub source: String,
     /// The example as the prompt rendered with the probe tools writes it (for a family: the
-    /// family's own example).
+    /// family's own example; for a format stated in words, the sentence).
     pub example: String,
-    /// The calls the example writes; two or more state the separator between calls.
+    /// The calls the example writes; two or more state the separator between calls (0: a
+    /// format stated in words).
     pub calls: usize,
 }
 
@@ -140,6 +146,24 @@ pub fn analyze(
     match family(analysis, &preamble) {
         Ok(found) => return Ok(found),
         Err(why) => problems.extend(why),
+    }
+    for statement in prose::statements(&preamble.text, &preamble.markers) {
+        let syntax = statement.syntax();
+        let read = derive(&syntax).and_then(|tools| {
+            check::check(&with_tools(analysis, &tools), &syntax, None)?;
+            Ok(tools)
+        });
+        match read {
+            Ok(tools) => {
+                let stated = StatedFormat {
+                    source: statement.shape().to_owned(),
+                    example: statement.sentence.trim().to_owned(),
+                    calls: 0,
+                };
+                return Ok((tools, stated));
+            }
+            Err(why) => problems.push(format!("«{}»: {why}", statement.sentence.trim())),
+        }
     }
     let shows = if preamble.markers.is_empty() {
         "no marker".to_owned()

@@ -49,9 +49,26 @@ fn no_statement_stays_unsupported() {
         why.contains("states no call format") && why.contains("no marker"),
         "{why}"
     );
-    // A marker named in prose, with no example of a call: the reason names it.
-    let why = read("To call one, answer with <|fn|> and JSON.").unwrap_err();
+    // A marker named in prose, with no example of a call and no JSON said to follow it: the
+    // reason names it.
+    let why = read("To call one, answer with <|fn|> and the tool's name.").unwrap_err();
     assert!(why.contains("«<|fn|>»"), "{why}");
+}
+
+#[test]
+fn a_marker_said_to_precede_json_states_json_calls() {
+    let (t, s) = read("To call one, answer with <|fn|> and JSON.").unwrap();
+    assert_eq!(s.source, "prose:json_object");
+    assert_eq!(t.per_call_start, "<|fn|>");
+    let (t, s) = read("Reply with [CALLS] followed by a JSON array of calls.").unwrap();
+    assert_eq!(s.source, "prose:json_list");
+    assert_eq!(t.section_start, "[CALLS]");
+    let json = t.json.unwrap();
+    assert!(json.array_wrapped);
+    assert_eq!(
+        (json.name_field.as_deref(), json.arguments_field.as_deref()),
+        (Some("name"), Some("arguments"))
+    );
 }
 
 #[test]

@@ -1,0 +1,214 @@
+//! Formats a preamble states **in words** and shows no example of: a sentence that names a
+//! marker and says JSON follows it ("respond with `<|calls|>` followed by a JSON list of the
+//! calls", "write `[FN]` and then a JSON object").
+//!
+//! What the sentence states is read from its form, never from one template's wording:
+//!
+//! - **The marker**: one the preamble shows and the prompt without tools does not use.
+//! - **JSON** among the first words after it (no other marker and no negation between).
+//! - **List or object**: the word after `JSON` (`list`/`array` wrap all calls in one list
+//!   after the marker; otherwise the marker opens each call's object).
+//!
+//! The call objects hold what every call of a request holds, under the request's own field
+//! names: `{"name": …, "arguments": {…}}` (the `function` of an OpenAI tool call). The format
+//! is then derived and checked like an example's (`super::derive`, `super::check`).
+
+use super::syntax::{Args, NameForm, Syntax};
+
+/// How many words after the marker may come before `JSON`.
+const JSON_WITHIN_WORDS: usize = 6;
+
+/// How far after the marker a sentence is read, in bytes.
+const SENTENCE_BYTES: usize = 240;
+
+/// Words that turn a sentence into a prohibition.
+const NEGATIONS: &[&str] = &["not", "never", "no", "without", "don", "t"];
+
+/// Words after `JSON` that state a list of calls.
+const LIST_WORDS: &[&str] = &["list", "array", "lists", "arrays"];
+
+/// A stated call format read from a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// The marker the sentence names.
+    pub marker: String,
+    /// Whether the calls are one JSON list after the marker (else one object per call, each
+    /// after its own marker).
+    pub list: bool,
+    /// The sentence, from the marker on (reports).
+    pub sentence: String,
+}
+
+impl Statement {
+    /// A short name of what was read (reports).
+    pub fn shape(&self) -> &'static str {
+        if self.list {
+            "prose:json_list"
+        } else {
+            "prose:json_object"
+        }
+    }
+
+    /// How calls are written as the sentence states.
+    pub fn syntax(&self) -> Syntax {
+        let (open, close, separator, head) = if self.list {
+            (
+                format!("{}[", self.marker),
+                "]".to_owned(),
+                ", ",
+                String::new(),
+            )
+        } else {
+            (String::new(), String::new(), "\n", self.marker.clone())
+        };
+        Syntax {
+            open,
+            close,
+            separator: separator.to_owned(),
+            separator_stated: false,
+            head: format!("{head}{{\"name\": "),
+            mid: ", \"arguments\": ".to_owned(),
+            tail: "}".to_owned(),
+            args_first: false,
+            name: NameForm::Json,
+            args: Args::Json {
+                colon: ": ".to_owned(),
+                comma: ", ".to_owned(),
+                python: false,
+            },
+        }
+    }
+}
+
+/// The lower-case words of `text` with their end offsets (letters only).
+fn words(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        match (c.is_alphabetic(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((i, text[s..i].to_lowercase()));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The sentence that starts at the beginning of `text`: up to a full stop followed by
+/// whitespace, a line break, or [`SENTENCE_BYTES`].
+fn sentence(text: &str) -> &str {
+    let mut end = text.len().min(SENTENCE_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let text = &text[..end];
+    let mut cut = text.len();
+    for (i, c) in text.char_indices() {
+        let next = text[i + c.len_utf8()..].chars().next();
+        if c == '\n' || (matches!(c, '.' | '!' | '?') && next.is_none_or(char::is_whitespace)) {
+            cut = i;
+            break;
+        }
+    }
+    &text[..cut]
+}
+
+/// Every statement in `text` about one of `markers` (see the module docs), in order.
+pub fn statements(text: &str, markers: &[String]) -> Vec<Statement> {
+    let mut found: Vec<(usize, Statement)> = Vec::new();
+    for marker in markers {
+        for (at, _) in text.match_indices(marker.as_str()) {
+            let after = sentence(&text[at + marker.len()..]);
+            if let Some(list) = states_json(after, markers) {
+                found.push((
+                    at,
+                    Statement {
+                        marker: marker.clone(),
+                        list,
+                        sentence: format!("{marker}{after}"),
+                    },
+                ));
+            }
+        }
+    }
+    found.sort_by_key(|(at, _)| *at);
+    found.dedup_by(|a, b| a.1 == b.1);
+    found.into_iter().map(|(_, s)| s).collect()
+}
+
+/// Whether `after` (the sentence after a marker) says JSON follows: `Some(list)`.
+fn states_json(after: &str, markers: &[String]) -> Option<bool> {
+    let words = words(after);
+    let json = words
+        .iter()
+        .take(JSON_WITHIN_WORDS)
+        .position(|(_, w)| w == "json")?;
+    let before_json = &after[..words[json].0];
+    let negated = words[..json]
+        .iter()
+        .any(|(_, w)| NEGATIONS.contains(&w.as_str()));
+    if negated || markers.iter().any(|m| before_json.contains(m.as_str())) {
+        return None;
+    }
+    let list = words
+        .get(json + 1)
+        .is_some_and(|(_, w)| LIST_WORDS.contains(&w.as_str()));
+    Some(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, markers: &[&str]) -> Vec<(String, bool)> {
+        let markers: Vec<String> = markers.iter().map(|m| (*m).to_owned()).collect();
+        statements(text, &markers)
+            .into_iter()
+            .map(|s| (s.marker, s.list))
+            .collect()
+    }
+
+    #[test]
+    fn a_marker_followed_by_a_json_list() {
+        let text =
+            "Call tools by replying with <|fn|> followed by a JSON list of calls. Else answer.";
+        assert_eq!(read(text, &["<|fn|>"]), [("<|fn|>".to_owned(), true)]);
+    }
+
+    #[test]
+    fn a_marker_then_one_json_object() {
+        let text = "For each call write [CALL] and then one JSON object\nTools:";
+        assert_eq!(read(text, &["[CALL]"]), [("[CALL]".to_owned(), false)]);
+    }
+
+    #[test]
+    fn json_too_far_negated_or_in_another_sentence_states_nothing() {
+        let m = &["<x>"];
+        assert!(read(
+            "Write <x> before your final answer, which is plain text and JSON.",
+            m
+        )
+        .is_empty());
+        assert!(read("Do <x> not followed by JSON.", m).is_empty());
+        assert!(read("Use <x> sparingly. JSON lists are for data.", m).is_empty());
+        assert!(read("Write <x> then <y> and a JSON list.", &["<x>", "<y>"])
+            .iter()
+            .all(|(m, _)| m == "<y>"));
+    }
+
+    #[test]
+    fn sentences_stop_at_a_full_stop_or_a_line_break() {
+        assert_eq!(
+            sentence(" followed by a list.\nNext"),
+            " followed by a list"
+        );
+        assert_eq!(sentence(" v1.2 is a version"), " v1.2 is a version");
+        assert_eq!(sentence(" one\ntwo"), " one");
+    }
+}
