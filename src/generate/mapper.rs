@@ -114,6 +114,9 @@ enum ValueMode {
     Literal,
     /// A literal that is a quoted string: its decoded text streamed as it comes.
     LiteralString(LiteralString),
+    /// A string in the template's own multi-character quotes (`<|"|>text<|"|>`): its text,
+    /// written as it is, streamed as it comes.
+    DelimitedString,
 }
 
 /// The state of a streamed string literal (`'text'`, `"text"`): its quote, and whether a
@@ -695,6 +698,31 @@ impl<'t> Mapper<'t> {
                         self.builder.push_json_string_content(&decoded);
                         end - held
                     }
+                    ValueMode::DelimitedString => {
+                        let (quote_open, quote_close) = match &self.literal_quotes {
+                            Some((o, c)) => (o.as_str(), c.as_str()),
+                            None => ("", ""),
+                        };
+                        // The opener was read when the value started.
+                        let piece = if from == open.start {
+                            let trimmed = piece.trim_start();
+                            trimmed.get(quote_open.len()..).unwrap_or_default()
+                        } else {
+                            piece
+                        };
+                        // An end that may be (a part of) the closer waits for what follows
+                        // (the closer itself never goes out).
+                        let held = (1..=quote_close.len().min(piece.len()))
+                            .rev()
+                            .find(|&n| {
+                                piece.is_char_boundary(piece.len() - n)
+                                    && quote_close.starts_with(&piece[piece.len() - n..])
+                            })
+                            .unwrap_or(0);
+                        self.builder
+                            .push_json_string_content(&piece[..piece.len() - held]);
+                        end - held
+                    }
                     ValueMode::Whole | ValueMode::WholeString | ValueMode::Literal => return,
                 }
             }
@@ -886,6 +914,16 @@ impl<'t> Mapper<'t> {
             })
         };
         if let Some((open, _)) = &self.literal_quotes {
+            // Until its opener is whole the value stays a literal (nothing is pushed, so
+            // the next step decides again).
+            if quote.is_none()
+                && open.chars().count() > 1
+                && first.trim_start().starts_with(open.as_str())
+            {
+                self.builder.open_string_value();
+                self.value_mode = ValueMode::DelimitedString;
+                return;
+            }
             self.value_mode = match quote {
                 Some(q) if open == "'" || open == "\"" => {
                     self.builder.open_string_value();
@@ -980,7 +1018,7 @@ impl<'t> Mapper<'t> {
                     }
                     ValueMode::String | ValueMode::Stream => self.finish_streamed_value(),
                     // Streamed and closed as it went.
-                    ValueMode::LiteralString(_) => {}
+                    ValueMode::LiteralString(_) | ValueMode::DelimitedString => {}
                 }
             }
             Kind::Arg => self.builder.end_argument_value(),

@@ -1,7 +1,7 @@
 //! Python call lists written in prose: `[name(arg=value, ...), other(...)]`, values Python
 //! literals or placeholders, with the spans of every part.
 
-use super::words::is_placeholder;
+use super::words::{is_placeholder, names_arguments};
 
 /// Nesting bound of a value's brackets.
 const MAX_DEPTH: usize = 24;
@@ -109,6 +109,13 @@ impl Reader<'_> {
                 let key = self.word()?;
                 self.ws();
                 if !self.eat("=") {
+                    // One placeholder for all the arguments (`g(params)`).
+                    let word = &self.text[key.0..key.1];
+                    if is_placeholder(word) && names_arguments(word) && self.rest().starts_with(')')
+                    {
+                        elided = true;
+                        continue;
+                    }
                     return None;
                 }
                 self.ws();
@@ -209,6 +216,17 @@ mod tests {
         assert_eq!(&text[g.args[0].1 .0..g.args[0].1 .1], "'x, y'");
         assert_eq!(&text[g.args[1].1 .0..g.args[1].1 .1], "[1, (2)]");
         assert!(!value_is_placeholder("'x, y'"));
+    }
+
+    #[test]
+    fn one_placeholder_may_stand_for_all_arguments() {
+        let text = "[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]";
+        let list = read(text, 0).unwrap();
+        assert_eq!(list.calls.len(), 2);
+        assert!(!list.calls[0].elided && list.calls[1].elided);
+        assert!(list.calls[1].args.is_empty());
+        assert!(value_is_placeholder("params_value2..."));
+        assert!(read("[f(x)]", 0).is_none());
     }
 
     #[test]
