@@ -1252,7 +1252,10 @@ impl Gen<'_> {
                     name_suffix,
                     self.lit_exact_after(&a.value_prefix),
                     if self.literal_values {
-                        b.tag(tags::TOOL_ARG_VALUE, self.literal_value(a, string_follow))
+                        b.tag(
+                            tags::TOOL_ARG_VALUE,
+                            self.literal_value(a, string_follow, &args_end),
+                        )
                     } else if let Some(u) = &unclosed {
                         b.tag(tags::TOOL_ARG_VALUE, b.until_one_of(&u.stops))
                     } else {
@@ -1609,7 +1612,11 @@ impl Gen<'_> {
     /// nested quotes unescaped (`'sed -n '1,5p' f'`). Unless the template writes strings
     /// verbatim, a backslash escapes the character after it (`\'`); line breaks and control
     /// characters are text.
-    fn literal_value(&self, a: &ArgumentMarkers, follow: Option<Parser>) -> Parser {
+    ///
+    /// A bare value (a number, `true`) ends at whitespace, at JSON punctuation, and where what
+    /// follows a value in this format starts: the argument separator or what ends the
+    /// arguments (`ends`), e.g. the `)` of `name(days: 2)`.
+    fn literal_value(&self, a: &ArgumentMarkers, follow: Option<Parser>, ends: &[&str]) -> Parser {
         let b = self.b;
         let (open, close) = (a.string_open.as_str(), a.string_close.as_str());
         if open == "'" || open == "\"" {
@@ -1638,7 +1645,28 @@ impl Gen<'_> {
         };
         let object = list(member, "{", "}");
         let array = list(value, "[", "]");
-        let bare = b.chars("[^,}\\] \\n\\r\\t]", 1, None);
+        let mut stops: Vec<char> = vec![',', '}', ']', ' ', '\n', '\r', '\t'];
+        for marker in ends.iter().chain([&a.separator.as_str()]) {
+            if let Some(c) = marker.trim().chars().next() {
+                if !stops.contains(&c) {
+                    stops.push(c);
+                }
+            }
+        }
+        let class: String = stops
+            .iter()
+            .map(|c| match c {
+                '\n' => "\\n".to_owned(),
+                '\r' => "\\r".to_owned(),
+                '\t' => "\\t".to_owned(),
+                c => regex_escape(&c.to_string()),
+            })
+            .collect();
+        // A value that starts with the string opener is a string, closed or not.
+        let bare = b.seq([
+            b.negate(b.literal(open)),
+            b.chars(&format!("[^{class}]"), 1, None),
+        ]);
         b.rule("literal-value", b.choice([string, object, array, bare]))
     }
 
