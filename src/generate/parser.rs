@@ -240,6 +240,21 @@ impl ChatParser {
             .unwrap_or_default();
         // The trigger is the outermost call-start marker.
         let triggers: Vec<String> = call_starts.iter().take(1).cloned().collect();
+        // Calls that no marker opens (bare JSON objects) start with their bracket: the commit
+        // rule watches it, so a call announced while streaming stays a call in one shot.
+        if call_starts.is_empty() {
+            if let Some(t) = format
+                .tools
+                .as_ref()
+                .filter(|t| options.tools && t.format == crate::analyze::ToolFormat::JsonNative)
+            {
+                let wrapped = t.json.as_ref().is_some_and(|j| j.array_wrapped);
+                if wrapped {
+                    call_starts.push("[".to_owned());
+                }
+                call_starts.push("{".to_owned());
+            }
+        }
         call_starts.dedup();
         let call_starts_begin_content = prefill.content.is_empty()
             && content_stops.as_ref().is_some_and(|stops| {
