@@ -8,10 +8,16 @@
 //! - **JSON** among the first words after it (no other marker and no negation between).
 //! - **List or object**: the word after `JSON` (`list`/`array` wrap all calls in one list
 //!   after the marker; otherwise the marker opens each call's object).
+//! - **A closing marker**: the marker's closing pair (`</call>` of `<call>`) named in the same
+//!   sentence closes each call (or the list). A sentence that says JSON and names a marker
+//!   pair ("a JSON object within `<call></call>` tags") states one object per call between
+//!   the two.
 //!
 //! The call objects hold what every call of a request holds, under the request's own field
 //! names: `{"name": …, "arguments": {…}}` (the `function` of an OpenAI tool call). The format
 //! is then derived and checked like an example's (`super::derive`, `super::check`).
+
+use crate::analyze::markers::pairs;
 
 use super::syntax::{Args, NameForm, Syntax};
 
@@ -32,6 +38,8 @@ const LIST_WORDS: &[&str] = &["list", "array", "lists", "arrays"];
 pub struct Statement {
     /// The marker the sentence names.
     pub marker: String,
+    /// Its closing pair, when the sentence names it too.
+    pub close: Option<String>,
     /// Whether the calls are one JSON list after the marker (else one object per call, each
     /// after its own marker).
     pub list: bool,
@@ -51,15 +59,24 @@ impl Statement {
 
     /// How calls are written as the sentence states.
     pub fn syntax(&self) -> Syntax {
-        let (open, close, separator, head) = if self.list {
+        let closer = self.close.clone().unwrap_or_default();
+        let (open, close, separator, head, tail) = if self.list {
+            let open = format!("{}[", self.marker);
             (
-                format!("{}[", self.marker),
-                "]".to_owned(),
+                open,
+                format!("]{closer}"),
                 ", ",
+                String::new(),
                 String::new(),
             )
         } else {
-            (String::new(), String::new(), "\n", self.marker.clone())
+            (
+                String::new(),
+                String::new(),
+                "\n",
+                self.marker.clone(),
+                closer,
+            )
         };
         Syntax {
             open,
@@ -68,7 +85,7 @@ impl Statement {
             separator_stated: false,
             head: format!("{head}{{\"name\": "),
             mid: ", \"arguments\": ".to_owned(),
-            tail: "}".to_owned(),
+            tail: format!("}}{tail}"),
             args_first: false,
             name: NameForm::Json,
             args: Args::Json {
@@ -119,19 +136,77 @@ fn sentence(text: &str) -> &str {
     &text[..cut]
 }
 
+/// The closing pair of `marker` among `markers` that `text` names.
+fn closer_in(text: &str, marker: &str, markers: &[String]) -> Option<String> {
+    markers
+        .iter()
+        .find(|m| pairs(marker, m) && text.contains(m.as_str()))
+        .cloned()
+}
+
+/// Where the sentence holding byte `at` of `text` starts (after the previous sentence's full
+/// stop or line break, at most [`SENTENCE_BYTES`] before `at`).
+fn sentence_start(text: &str, at: usize) -> usize {
+    let before = &text[..at];
+    let stop = before
+        .char_indices()
+        .rev()
+        .find(|&(i, c)| {
+            let next = before[i + c.len_utf8()..].chars().next();
+            c == '\n' || (matches!(c, '.' | '!' | '?') && next.is_some_and(char::is_whitespace))
+        })
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let mut floor = at.saturating_sub(SENTENCE_BYTES);
+    while !text.is_char_boundary(floor) {
+        floor += 1;
+    }
+    stop.max(floor)
+}
+
 /// Every statement in `text` about one of `markers` (see the module docs), in order.
 pub fn statements(text: &str, markers: &[String]) -> Vec<Statement> {
     let mut found: Vec<(usize, Statement)> = Vec::new();
     for marker in markers {
         for (at, _) in text.match_indices(marker.as_str()) {
             let after = sentence(&text[at + marker.len()..]);
+            let close = closer_in(after, marker, markers);
             if let Some(list) = states_json(after, markers) {
+                let sentence = format!("{marker}{after}");
+                let (marker, list) = (marker.clone(), list);
                 found.push((
                     at,
                     Statement {
-                        marker: marker.clone(),
+                        marker,
+                        close,
                         list,
-                        sentence: format!("{marker}{after}"),
+                        sentence,
+                    },
+                ));
+                continue;
+            }
+            // "JSON ... within <call></call>": JSON said before the pair.
+            let Some(close) = close else {
+                continue;
+            };
+            let lead = &text[sentence_start(text, at)..at];
+            let lead_words = words(lead);
+            let Some(json) = lead_words.iter().position(|(_, w)| w == "json") else {
+                continue;
+            };
+            let negated = lead_words[..json]
+                .iter()
+                .any(|(_, w)| NEGATIONS.contains(&w.as_str()));
+            if !negated {
+                let sentence = format!("{lead}{marker}{after}");
+                let marker = marker.clone();
+                let close = Some(close);
+                found.push((
+                    at,
+                    Statement {
+                        marker,
+                        close,
+                        list: false,
+                        sentence,
                     },
                 ));
             }
@@ -172,6 +247,26 @@ mod tests {
             .into_iter()
             .map(|s| (s.marker, s.list))
             .collect()
+    }
+
+    fn closers(text: &str, markers: &[&str]) -> Vec<(String, Option<String>)> {
+        let markers: Vec<String> = markers.iter().map(|m| (*m).to_owned()).collect();
+        statements(text, &markers)
+            .into_iter()
+            .map(|s| (s.marker, s.close))
+            .collect()
+    }
+
+    #[test]
+    fn a_marker_pair_named_with_json_closes_each_call() {
+        let m = &["<call>", "</call>"];
+        let pair = ("<call>".to_owned(), Some("</call>".to_owned()));
+        let within = "Return a JSON object with the name and arguments within <call></call> tags.";
+        assert_eq!(closers(within, m), [pair.clone()]);
+        let then = "Write <call> followed by a JSON object, then </call>.";
+        assert_eq!(closers(then, m), [pair]);
+        assert!(closers("Never use JSON; wrap text in <call></call>.", m).is_empty());
+        assert!(closers("JSON is fine.\nWrap notes in <call></call>.", m).is_empty());
     }
 
     #[test]
