@@ -262,7 +262,7 @@ mod tests {
         let m = &["<call>", "</call>"];
         let pair = ("<call>".to_owned(), Some("</call>".to_owned()));
         let within = "Return a JSON object with the name and arguments within <call></call> tags.";
-        assert_eq!(closers(within, m), [pair.clone()]);
+        assert_eq!(closers(within, m), std::slice::from_ref(&pair));
         let then = "Write <call> followed by a JSON object, then </call>.";
         assert_eq!(closers(then, m), [pair]);
         assert!(closers("Never use JSON; wrap text in <call></call>.", m).is_empty());
