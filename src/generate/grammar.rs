@@ -1123,9 +1123,30 @@ impl Gen<'_> {
                 args,
                 self.call_id(t, CallIdPosition::PostArgs),
                 self.lit_before(&f.close),
-                b.optional(self.lit_before(&t.per_call_end)),
+                self.call_end(&t.per_call_end, &t.per_call_start),
             ]),
         )
+    }
+
+    /// A call's own end marker. A model may leave it out at the end of the output or right
+    /// before the next call's opener (`next`) (read, never written by a grammar); elsewhere
+    /// it is required, so text after a call that breaks off is not read as the call's end.
+    fn call_end(&self, end: &str, next: &str) -> Parser {
+        let b = self.b;
+        if end.trim().is_empty() {
+            return b.eps();
+        }
+        let mut left_out = vec![b.end()];
+        if !next.trim().is_empty() {
+            left_out.push(b.literal(next.trim()));
+        }
+        b.choice([
+            self.lit_before(end),
+            b.tag(
+                tags::LENIENT,
+                b.peek(b.seq([b.space(), b.choice(left_out)])),
+            ),
+        ])
     }
 
     fn tagged_args(&self, t: &ToolAnalysis) -> Parser {
