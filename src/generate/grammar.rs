@@ -1651,14 +1651,25 @@ impl Gen<'_> {
         let value = b.reference("literal-value");
         let string = b.seq([b.literal(open), b.until(close), b.literal(close)]);
         let key = b.choice([string, b.chars("[A-Za-z0-9_.$-]", 1, None)]);
-        let member = b.seq([key, b.space(), b.literal(":"), b.space(), value]);
+        // Nested containers: JSON's punctuation, or the format's own (see `LiteralSyntax`).
+        let syntax = super::literal::LiteralSyntax::of(a);
+        let punctuation = |json: &str, own: &str| {
+            if own.is_empty() {
+                b.literal(json)
+            } else {
+                b.choice([b.literal(json), b.literal(own)])
+            }
+        };
+        let colon = punctuation(":", &syntax.key);
+        let comma = punctuation(",", &syntax.item);
+        let member = b.seq([key, b.space(), colon, b.space(), value]);
         let list = |item: Parser, open: &str, close: &str| {
             b.seq([
                 b.literal(open),
                 b.space(),
                 b.optional(b.seq([
                     item,
-                    b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), item])),
+                    b.zero_or_more(b.seq([b.space(), comma, b.space(), item])),
                 ])),
                 b.space(),
                 b.literal(close),
@@ -1667,7 +1678,10 @@ impl Gen<'_> {
         let object = list(member, "{", "}");
         let array = list(value, "[", "]");
         let mut stops: Vec<char> = vec![',', '}', ']', ' ', '\n', '\r', '\t'];
-        for marker in ends.iter().chain([&a.separator.as_str()]) {
+        for marker in ends
+            .iter()
+            .chain([&a.separator.as_str(), &syntax.key.as_str()])
+        {
             if let Some(c) = marker.trim().chars().next() {
                 if !stops.contains(&c) {
                     stops.push(c);

@@ -1,13 +1,77 @@
 //! Tagged argument values written as literals: strings inside the template's own quotes
 //! (`<|"|>text<|"|>`, `'text'`), everything else bare (`42`, `true`, `{key:<|"|>v<|"|>}`), with
 //! bare object keys. [`literal_to_json`] turns such a value into JSON text.
+//!
+//! Containers nested in a value are written with the format's own punctuation: the text
+//! between an argument's name and its value (`:`, `=`) between a key and its value, and the
+//! argument separator (`,`, `;`) between items ([`LiteralSyntax`]). JSON's `:` and `,` are
+//! read too.
 
 use serde_json::Value;
 
-/// Converts a literal value with string quotes `open`/`close` to JSON text. Quote characters
-/// `'`/`"` mean Python literals (see [`crate::json::python_to_json`]). Anything that is not a
-/// number, boolean or null, and not a key, becomes a JSON string; never fails.
+use crate::analyze::ArgumentMarkers;
+
+/// How a format writes literal values: its string quotes, and the punctuation of nested
+/// containers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiteralSyntax {
+    /// Opens a string.
+    pub open: String,
+    /// Closes a string.
+    pub close: String,
+    /// Between a key and its value, besides `:` (empty: only `:`).
+    pub key: String,
+    /// Between two items, besides `,` (empty: only `,`).
+    pub item: String,
+}
+
+impl LiteralSyntax {
+    /// The literal syntax of tagged arguments: their string quotes, the argument name
+    /// suffix and the argument separator (trimmed; kept only when punctuation).
+    pub fn of(a: &ArgumentMarkers) -> LiteralSyntax {
+        let punctuation = |m: &str| {
+            let m = m.trim();
+            let plain = !m.is_empty()
+                && m.chars().count() <= 2
+                && m.chars().all(|c| {
+                    c.is_ascii_punctuation() && !matches!(c, '"' | '\'' | '{' | '}' | '[' | ']')
+                });
+            if plain && m != ":" && m != "," {
+                m.to_owned()
+            } else {
+                String::new()
+            }
+        };
+        LiteralSyntax {
+            open: a.string_open.clone(),
+            close: a.string_close.clone(),
+            key: punctuation(&a.name_suffix),
+            item: punctuation(&a.separator),
+        }
+    }
+
+    /// Quotes only (JSON punctuation).
+    pub fn quoted(open: &str, close: &str) -> LiteralSyntax {
+        LiteralSyntax {
+            open: open.to_owned(),
+            close: close.to_owned(),
+            ..LiteralSyntax::default()
+        }
+    }
+}
+
+/// Converts a literal value with string quotes `open`/`close` to JSON text (JSON
+/// punctuation; see [`literal_to_json_in`]).
 pub fn literal_to_json(raw: &str, open: &str, close: &str) -> String {
+    literal_to_json_in(raw, &LiteralSyntax::quoted(open, close))
+}
+
+/// Converts a literal value written in `syntax` to JSON text. Quote characters `'`/`"` mean
+/// Python literals (see [`crate::json::python_to_json`]). Anything that is not a number,
+/// boolean or null, and not a key, becomes a JSON string; never fails.
+pub fn literal_to_json_in(raw: &str, syntax: &LiteralSyntax) -> String {
+    let (open, close) = (syntax.open.as_str(), syntax.close.as_str());
+    let (key, item) = (syntax.key.as_str(), syntax.item.as_str());
     let raw = raw.trim();
     if open == "'" || open == "\"" {
         if let Ok(json) = crate::json::python_to_json(raw) {
@@ -33,6 +97,16 @@ pub fn literal_to_json(raw: &str, open: &str, close: &str) -> String {
             rest = after;
             continue;
         }
+        if !key.is_empty() && rest.starts_with(key) {
+            out.push(':');
+            rest = &rest[key.len()..];
+            continue;
+        }
+        if !item.is_empty() && rest.starts_with(item) {
+            out.push(',');
+            rest = &rest[item.len()..];
+            continue;
+        }
         let c = rest.chars().next().unwrap_or(' ');
         if matches!(c, '{' | '}' | '[' | ']' | ',' | ':') || c.is_whitespace() {
             out.push(c);
@@ -45,6 +119,8 @@ pub fn literal_to_json(raw: &str, open: &str, close: &str) -> String {
             if matches!(ch, '{' | '}' | '[' | ']' | ',' | ':')
                 || ch.is_whitespace()
                 || (!open.is_empty() && rest[i..].starts_with(open))
+                || (!key.is_empty() && rest[i..].starts_with(key))
+                || (!item.is_empty() && rest[i..].starts_with(item))
             {
                 end = i;
                 break;
@@ -53,7 +129,8 @@ pub fn literal_to_json(raw: &str, open: &str, close: &str) -> String {
         let end = end.max(c.len_utf8());
         let word = &rest[..end];
         rest = &rest[end..];
-        let is_key = rest.trim_start().starts_with(':');
+        let after = rest.trim_start();
+        let is_key = after.starts_with(':') || (!key.is_empty() && after.starts_with(key));
         let scalar = match word {
             "True" => Some("true".to_owned()),
             "False" => Some("false".to_owned()),
@@ -90,5 +167,20 @@ mod tests {
             "[\"a, b\",\"c\"]"
         );
         assert_eq!(literal_to_json("True", "'", "'"), "true");
+    }
+
+    #[test]
+    fn nested_containers_in_the_format_s_own_punctuation() {
+        let syntax = super::LiteralSyntax {
+            open: "<s>".into(),
+            close: "</s>".into(),
+            key: "=".into(),
+            item: ";".into(),
+        };
+        let json = super::literal_to_json_in("{lang=<s>en; fr</s>; max=3; tags=[1; 2]}", &syntax);
+        assert_eq!(json, "{\"lang\":\"en; fr\", \"max\":3, \"tags\":[1, 2]}");
+        // JSON punctuation is read too.
+        let json = super::literal_to_json_in("{a:1,b=2}", &syntax);
+        assert_eq!(json, "{\"a\":1,\"b\":2}");
     }
 }

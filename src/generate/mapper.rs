@@ -291,7 +291,7 @@ pub struct Mapper<'t> {
     /// Calls carry ids: a call is held back from streams until its id is known.
     expects_id: bool,
     /// Tagged values are literals with these string quotes.
-    literal_quotes: Option<(String, String)>,
+    literal_quotes: Option<super::literal::LiteralSyntax>,
     python: bool,
     prefill: Prefill,
     builder: MessageBuilder,
@@ -335,7 +335,7 @@ impl<'t> Mapper<'t> {
         tools: &'t [Tool],
         values: &'t ValueFormat,
         python: bool,
-        literal_quotes: Option<(String, String)>,
+        literal_quotes: Option<super::literal::LiteralSyntax>,
         expects_id: bool,
         prefill: Prefill,
         joins: [Option<String>; 2],
@@ -700,7 +700,7 @@ impl<'t> Mapper<'t> {
                     }
                     ValueMode::DelimitedString => {
                         let (quote_open, quote_close) = match &self.literal_quotes {
-                            Some((o, c)) => (o.as_str(), c.as_str()),
+                            Some(l) => (l.open.as_str(), l.close.as_str()),
                             None => ("", ""),
                         };
                         // The opener was read when the value started.
@@ -913,7 +913,7 @@ impl<'t> Mapper<'t> {
                 verbatim,
             })
         };
-        if let Some((open, _)) = &self.literal_quotes {
+        if let Some(open) = self.literal_quotes.as_ref().map(|l| &l.open) {
             // Until its opener is whole the value stays a literal (nothing is pushed, so
             // the next step decides again).
             if quote.is_none()
@@ -994,8 +994,8 @@ impl<'t> Mapper<'t> {
                 }
                 match self.value_mode {
                     ValueMode::Literal => {
-                        let (open, close) = self.literal_quotes.clone().unwrap_or_default();
-                        let json = super::literal::literal_to_json(raw, &open, &close);
+                        let syntax = self.literal_quotes.clone().unwrap_or_default();
+                        let json = super::literal::literal_to_json_in(raw, &syntax);
                         self.builder.push_arguments(&json);
                     }
                     ValueMode::WholeString | ValueMode::Whole

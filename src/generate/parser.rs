@@ -83,7 +83,7 @@ pub struct ChatParser {
     pub(crate) tools: Vec<Tool>,
     pub(crate) python: bool,
     pub(crate) expects_id: bool,
-    pub(crate) literal_quotes: Option<(String, String)>,
+    pub(crate) literal_quotes: Option<super::literal::LiteralSyntax>,
     /// How tagged values are written.
     pub(crate) values: ValueFormat,
     /// The fast path for outputs without any marker (plain content), when there is no prefill.
@@ -220,12 +220,7 @@ impl ChatParser {
             .tools
             .as_ref()
             .filter(|_| format.literal_values)
-            .map(|t| {
-                (
-                    t.arguments.string_open.clone(),
-                    t.arguments.string_close.clone(),
-                )
-            });
+            .map(|t| super::literal::LiteralSyntax::of(&t.arguments));
         let mut call_starts: Vec<String> = format
             .tools
             .as_ref()

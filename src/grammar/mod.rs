@@ -242,7 +242,10 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         let mut t = from_peg::FromPeg::new(
             parser.grammar(),
             tools,
-            parser.literal_quotes.clone(),
+            parser
+                .literal_quotes
+                .as_ref()
+                .map(|l| (l.open.clone(), l.close.clone())),
             parser.values.text().clone(),
             parser.values.python(),
             &mut rules,
@@ -251,8 +254,9 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             let quote = parser
                 .literal_quotes
                 .as_ref()
-                .filter(|(open, _)| open == "'" || open == "\"")
-                .and_then(|(open, _)| open.chars().next());
+                .map(|l| l.open.as_str())
+                .filter(|open| *open == "'" || *open == "\"")
+                .and_then(|open| open.chars().next());
             let follow = format
                 .tools
                 .as_ref()
