@@ -1077,12 +1077,6 @@ impl Gen<'_> {
             );
             word_until(b, [exact, core])
         };
-        // With a name prefix, the per-call opener may be left out by the model.
-        let opener = if f.name_prefix.trim().is_empty() {
-            self.lit(&t.per_call_start)
-        } else {
-            b.optional(self.lit(&t.per_call_start))
-        };
         // A namespace before the name (`functions.`) after a call opener may be left out by
         // the model: read, never written.
         let prefix =
@@ -1112,13 +1106,25 @@ impl Gen<'_> {
         } else {
             (named, self.call_id(t, CallIdPosition::BetweenFuncAndArgs))
         };
-        let head = b.seq([opener, self.call_id(t, CallIdPosition::PreFuncName), named]);
-        self.shown_with_name(
-            head,
-            b.seq([
-                opener,
+        // With a name prefix, the per-call opener may be left out by the model (read, never
+        // written). Both ways are whole alternatives, so an opener that is also how the name
+        // prefix starts (`[` and `[call `) does not hide the prefix.
+        let lead = || {
+            let opened = b.seq([
+                self.lit(&t.per_call_start),
                 self.call_id(t, CallIdPosition::PreFuncName),
                 named,
+            ]);
+            if f.name_prefix.trim().is_empty() || t.per_call_start.trim().is_empty() {
+                return opened;
+            }
+            let bare = b.seq([self.call_id(t, CallIdPosition::PreFuncName), named]);
+            b.choice([opened, b.tag(tags::LENIENT, bare)])
+        };
+        self.shown_with_name(
+            lead(),
+            b.seq([
+                lead(),
                 between,
                 args,
                 self.call_id(t, CallIdPosition::PostArgs),
