@@ -35,9 +35,12 @@ fn rename(source: &str) -> String {
     out
 }
 
+/// A marker form: its opening text, its closing text, and the characters of its word.
+type MarkerForm = (&'static str, &'static str, fn(char) -> bool);
+
 /// The renamed marker starting `text`, with the length of the original.
 fn marker_at(text: &str) -> Option<(String, usize)> {
-    let forms: [(&str, &str, fn(char) -> bool); 6] = [
+    let forms: [MarkerForm; 6] = [
         ("<|", "|>", |c| c.is_ascii_alphabetic() || c == '_'),
         ("</", ">", |c| {
             c.is_ascii_lowercase() || c == '_' || c == ':'
