@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chatparse::analyze::{analyze, Analysis};
-use chatparse::fixtures::template_check::{check_template, Verdict};
+use chatparse::fixtures::template_check::{check_template, jinja_files, Verdict};
 use chatparse::shared_data::shared_path_or_skip;
 use chatparse::template::ChatTemplate;
 
@@ -106,14 +106,7 @@ fn renaming_markers_changes_no_verdict() {
     let mut problems = Vec::new();
     let mut compared = 0;
     for dir in dirs {
-        let mut paths: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
-            .collect();
-        paths.sort();
-        for path in paths {
+        for path in jinja_files(&dir).unwrap() {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             let source = std::fs::read_to_string(&path).unwrap();
             let renamed = rename(&source);

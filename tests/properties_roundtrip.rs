@@ -26,7 +26,7 @@ use chatparse::analyze::{analyze_cached, Analysis};
 use chatparse::fixtures::manifest::templates_dir;
 use chatparse::fixtures::round_trip::{check_turn, parse_request, RoundTrip};
 use chatparse::fixtures::samples::{declarable, round_trip_request};
-use chatparse::fixtures::template_check::refusal;
+use chatparse::fixtures::template_check::{jinja_files, refusal};
 use chatparse::fixtures::turn::{RenderedTurn, TurnRenderer, Unrenderable};
 use chatparse::fixtures::{Corpus, Model, TemplateSource};
 use chatparse::generate::ChatParser;
@@ -258,15 +258,8 @@ fn templates_in(
     dir: &Path,
     referenced: &BTreeSet<String>,
 ) -> Vec<(String, ChatTemplate, ChatRequest)> {
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
-        .collect();
-    paths.sort();
     let mut out = Vec::new();
-    for path in paths {
+    for path in jinja_files(dir).unwrap() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if referenced.contains(&name) {
             continue;

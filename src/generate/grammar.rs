@@ -198,23 +198,10 @@ pub fn build_grammar(
             stops.extend(form_starts(&te));
             stops.dedup();
             b.until_one_of(stops)
-        } else if te.is_empty() {
-            b.until(ce)
         } else {
             // A turn end right after the content (the model skipped the closer) ends it; one
             // with more text after it is content.
-            let starts = form_starts(&te);
-            let mut stops = vec![ce.to_owned()];
-            stops.extend(starts.iter().cloned());
-            stops.dedup();
-            let inside = b.seq([
-                b.peek(b.choice(starts.iter().map(|t| b.literal(t)))),
-                b.negate(b.literal(ce)),
-                b.negate(g.turn_end(&te)),
-                b.any(),
-                b.until_one_of(stops.clone()),
-            ]);
-            b.seq([b.until_one_of(stops), b.zero_or_more(inside)])
+            g.until_closer_or_final_turn_end(ce, &te)
         };
         let wrapped = b.seq([
             b.space(),
@@ -732,6 +719,29 @@ impl Gen<'_> {
 
     /// A trailing end-of-turn marker: one of `forms` (longest first), then only whitespace to
     /// the end.
+    /// Text up to `closer`, or up to a turn end (`forms`) that ends the output; a turn end
+    /// with more text after it is text. Without a turn end other than `closer`, text up to
+    /// `closer`.
+    fn until_closer_or_final_turn_end(&self, closer: &str, forms: &[String]) -> Parser {
+        let b = self.b;
+        let starts: Vec<String> = form_starts(forms)
+            .into_iter()
+            .filter(|f| !f.starts_with(closer))
+            .collect();
+        if starts.is_empty() {
+            return b.until(closer);
+        }
+        let mut stops = vec![closer.to_owned()];
+        stops.extend(starts.iter().cloned());
+        let inside = b.seq([
+            b.peek(b.choice(starts.iter().map(|t| b.literal(t)))),
+            b.negate(self.turn_end(forms)),
+            b.any(),
+            b.until_one_of(stops.clone()),
+        ]);
+        b.seq([b.until_one_of(stops), b.zero_or_more(inside)])
+    }
+
     fn turn_end(&self, forms: &[String]) -> Parser {
         let b = self.b;
         b.seq([
@@ -1683,26 +1693,19 @@ impl Gen<'_> {
         };
         let object = list(member, "{", "}");
         let array = list(value, "[", "]");
-        let mut stops: Vec<char> = vec![',', '}', ']', ' ', '\n', '\r', '\t'];
+        // Whitespace and JSON punctuation, and the first character of what follows a value
+        // in this format (never whitespace: the markers are trimmed).
+        let mut class = String::from(",}\\] \\n\\r\\t");
+        let mut stops = vec![',', '}', ']'];
         for marker in ends
             .iter()
             .chain([&a.separator.as_str(), &syntax.key.as_str()])
         {
-            if let Some(c) = marker.trim().chars().next() {
-                if !stops.contains(&c) {
-                    stops.push(c);
-                }
+            if let Some(c) = marker.trim().chars().next().filter(|c| !stops.contains(c)) {
+                stops.push(c);
+                class.push_str(&regex_escape(&c.to_string()));
             }
         }
-        let class: String = stops
-            .iter()
-            .map(|c| match c {
-                '\n' => "\\n".to_owned(),
-                '\r' => "\\r".to_owned(),
-                '\t' => "\\t".to_owned(),
-                c => regex_escape(&c.to_string()),
-            })
-            .collect();
         // A value that starts with the string opener is a string, closed or not.
         let bare = b.seq([
             b.negate(b.literal(open)),

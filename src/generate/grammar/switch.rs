@@ -75,30 +75,14 @@ pub(super) fn switch_grammar(
     // part.)
     // A turn end that does not open with the message end (the last message's own ending)
     // ends reasoning only at the end of the output; elsewhere it is reasoning text.
-    let other_ends: Vec<String> = form_starts(&te)
-        .into_iter()
-        .filter(|f| !f.starts_with(end))
-        .collect();
-    let reasoning_text = || {
-        if other_ends.is_empty() {
-            return b.until(end);
-        }
-        let mut stops = vec![end.to_owned()];
-        stops.extend(other_ends.iter().cloned());
-        let inside = b.seq([
-            b.peek(b.choice(other_ends.iter().map(|f| b.literal(f)))),
-            b.negate(g.turn_end(&te)),
-            b.any(),
-            b.until_one_of(stops.clone()),
-        ]);
-        b.seq([b.until_one_of(stops), b.zero_or_more(inside)])
-    };
+    let final_ends_differ = form_starts(&te).iter().any(|f| !f.starts_with(end));
+    let reasoning_text = || g.until_closer_or_final_turn_end(end, &te);
     let te_after: Vec<String> = te.iter().filter(|f| f.starts_with(end)).cloned().collect();
     let mut after = vec![b.reference("switch-separator")];
     if !te_after.is_empty() {
         after.push(g.turn_end(&te_after));
     }
-    if !other_ends.is_empty() {
+    if final_ends_differ {
         // Read, never written by a grammar: a grammar cannot hold "only at the end of the
         // output" here, and text after the turn end would be read as reasoning.
         after.push(b.tag(tags::LENIENT, g.turn_end(&te)));
