@@ -27,13 +27,15 @@ impl<'t> Renderer<'t> {
         }
     }
 
-    /// Renders `scenario` (once: a repeated scenario returns the remembered result).
+    /// Renders `scenario` (once: a repeated scenario returns the remembered result). When the
+    /// template raises on it, an equivalent input stands in (see
+    /// [`ChatTemplate::render_or_equivalent`]).
     pub fn render(&self, scenario: &Scenario) -> Result<String, TemplateError> {
         if let Some((_, found)) = self.memo.borrow().iter().find(|(s, _)| s == scenario) {
             return found.clone();
         }
         self.renders.set(self.renders.get() + 1);
-        let result = self.template.render(&scenario.to_input());
+        let result = self.template.render_or_equivalent(&scenario.to_input());
         self.memo
             .borrow_mut()
             .push((scenario.clone(), result.clone()));

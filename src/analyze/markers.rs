@@ -336,16 +336,13 @@ pub fn trailing_open_marker(text: &str) -> Option<&str> {
     (!rest.contains(closer) && !rest.contains('\n')).then_some(rest)
 }
 
-/// The trailing complete marker of `text` (`<arg_value>`, `[CALL_ID]`), if `text` ends with
-/// one.
+/// The trailing complete marker of `text` (`<arg_value>`, `[CALL_ID]`, `[[call]]`), if `text`
+/// ends with one.
 pub fn trailing_marker(text: &str) -> Option<&str> {
-    if let Some(&(from, to)) = bracket_markers(text).last().filter(|m| m.1 == text.len()) {
-        return Some(&text[from..to]);
-    }
-    segments(text)
-        .last()
-        .filter(|s| s.kind == SegmentKind::Marker)
-        .map(|s| s.text)
+    marker_spans(text)
+        .into_iter()
+        .find(|&(_, to)| to == text.len())
+        .map(|(from, to)| &text[from..to])
 }
 
 /// The last marker of `text` (see [`marker_spans`]), whatever text follows it (an opener
@@ -365,10 +362,7 @@ pub fn element_prefix(gap: &str) -> &str {
     if let Some(marker) = trailing_marker(gap) {
         return marker;
     }
-    let last_marker_end = segments(gap)
-        .filter(|s| s.kind == SegmentKind::Marker)
-        .last()
-        .map_or(0, |s| s.end());
+    let last_marker_end = marker_spans(gap).last().map_or(0, |&(_, to)| to);
     let tail = &gap[last_marker_end..];
     match tail.rfind(char::is_whitespace) {
         Some(ws) => {
@@ -406,6 +400,13 @@ pub fn contains_probe(text: &str, probes: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn doubled_bracket_markers_end_after_their_doubled_closer() {
+        assert_eq!(trailing_marker("\n[[call]]"), Some("[[call]]"));
+        assert_eq!(element_prefix("[[reason]]x[[/reason]][[call]]"), "[[call]]");
+        assert_eq!(trailing_marker("text]"), None);
+    }
 
     #[test]
     fn aligned_affixes_do_not_cut_markers() {

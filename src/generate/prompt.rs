@@ -3,8 +3,9 @@
 //! The generation prompt is what `add_generation_prompt` adds to the rendered conversation.
 //! Its part after the assistant header (or from the first format marker in it, when the header
 //! itself holds one, such as an opened `<think>`) is part of the turn: the parser reads it
-//! before the model output. A continued final message instead starts the parser in the
-//! continued field.
+//! before the model output. A prompt tail that holds none of the format's markers (a mode tag
+//! written after the header) is not read, unless reasoning has no opener (the tail starts it). A continued final message instead starts the parser
+//! in the continued field.
 
 use serde_json::Value;
 
@@ -13,7 +14,8 @@ use crate::template::{ChatTemplate, RenderInput, TemplateError};
 
 use super::format::TurnFormat;
 
-/// Renders the request's prompt (`add_generation_prompt` as asked).
+/// Renders the request's prompt (`add_generation_prompt` as asked), or an equivalent one when
+/// the template raises on it (see [`ChatTemplate::render_or_equivalent`]).
 pub fn render_prompt(
     template: &ChatTemplate,
     request: &ChatRequest,
@@ -39,7 +41,7 @@ pub fn render_prompt(
         .with_tools(tools)
         .with_generation_prompt(generation_prompt)
         .with_var("enable_thinking", request.enable_thinking);
-    template.render(&input)
+    template.render_or_equivalent(&input)
 }
 
 /// Templates iterate tool-call arguments as a mapping: JSON text arguments become objects
@@ -104,10 +106,20 @@ pub fn prefill_text(generation_prompt: &str, header: &str, format: &TurnFormat) 
     if let Some(t) = &format.tools {
         markers.extend([t.section_start.as_str(), t.per_call_start.as_str()]);
     }
+    let mut any_marker = false;
     for m in markers.into_iter().map(str::trim).filter(|m| !m.is_empty()) {
         if let Some(p) = gp.find(m) {
             start = start.min(p);
+            any_marker = true;
         }
+    }
+    // Text of the prompt that holds none of the format's markers (a mode tag the template
+    // writes after the header) is prompt, not part of what the model says; unless reasoning
+    // has no opener, where the prompt's tail is how the reasoning starts.
+    let delimited =
+        format.reasoning.start.trim().is_empty() && !format.reasoning.end.trim().is_empty();
+    if !any_marker && !delimited {
+        return String::new();
     }
     gp[start..].to_owned()
 }

@@ -116,7 +116,7 @@ impl Prober<'_> {
             .with_var("bos_token", "<s>")
             .with_var("eos_token", "</s>")
             .with_clock(Clock::Fixed(0));
-        match self.template.render(&input) {
+        match self.template.render_or_equivalent(&input) {
             Ok(text) => Some(text),
             Err(e) => {
                 self.notes.push(format!("{what}: {e}"));

@@ -97,6 +97,38 @@ impl RenderInput {
         self
     }
 
+    /// Inputs that mean the same as this one to a template that raises on it, in the order to
+    /// try them: assistant messages without reasoning given empty reasoning (templates that
+    /// demand the field), and `enable_thinking` false turned true (templates that cannot
+    /// disable thinking: what they render with it on is all they serve).
+    pub fn equivalents(&self) -> Vec<RenderInput> {
+        let mut out = Vec::new();
+        let mut with_reasoning = self.clone();
+        let mut added = false;
+        for m in with_reasoning.messages.iter_mut() {
+            let lacks = m["role"] == "assistant"
+                && REASONING_FIELDS
+                    .iter()
+                    .all(|k| m.get(*k).is_none_or(serde_json::Value::is_null));
+            if let (true, Some(map)) = (lacks, m.as_object_mut()) {
+                map.insert("reasoning_content".into(), "".into());
+                added = true;
+            }
+        }
+        if added {
+            out.push(with_reasoning);
+        }
+        if self.extra.get("enable_thinking") == Some(&serde_json::Value::Bool(false)) {
+            let on: Vec<RenderInput> = out
+                .iter()
+                .chain(std::iter::once(self))
+                .map(|i| i.clone().with_var("enable_thinking", true))
+                .collect();
+            out.extend(on);
+        }
+        out
+    }
+
     /// Sets the clock behind `strftime_now`.
     pub fn with_clock(mut self, clock: Clock) -> RenderInput {
         self.clock = clock;
@@ -257,6 +289,18 @@ impl ChatTemplate {
     /// The template source as given (before the `{% generation %}` rewrite).
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// Renders the template with `input`; when the template raises on it, with the first of
+    /// [`RenderInput::equivalents`] it renders (the error is the one `input` raised).
+    pub fn render_or_equivalent(&self, input: &RenderInput) -> Result<String, TemplateError> {
+        self.render(input).or_else(|e| {
+            input
+                .equivalents()
+                .iter()
+                .find_map(|other| self.render(other).ok())
+                .ok_or(e)
+        })
     }
 
     /// Renders the template with `input`.
@@ -466,5 +510,50 @@ impl ChatTemplate {
             out.truncate(out.trim_end().len());
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod equivalent_tests {
+    use super::*;
+    use serde_json::json;
+
+    const DEMANDS_REASONING: &str = "{% for m in messages %}{% if m.role == 'assistant' %}\
+        {% if m.reasoning_content is not defined %}{{ raise_exception('no reasoning') }}{% endif %}\
+        [{{ m.reasoning_content }}]{{ m.content }}{% else %}{{ m.content }}{% endif %}{% endfor %}";
+
+    const ALWAYS_THINKS: &str =
+        "{% if enable_thinking is false %}{{ raise_exception('always on') }}\
+        {% endif %}{{ messages[0].content }}{% if add_generation_prompt %}<think>{% endif %}";
+
+    #[test]
+    fn a_turn_without_reasoning_renders_with_empty_reasoning() {
+        let t = ChatTemplate::new("demands", DEMANDS_REASONING).unwrap();
+        let input = RenderInput::new(vec![
+            json!({"role": "user", "content": "Q"}),
+            json!({"role": "assistant", "content": "A"}),
+        ]);
+        assert!(t.render(&input).is_err());
+        assert_eq!(t.render_or_equivalent(&input).unwrap(), "Q[]A");
+        // Reasoning given is never replaced.
+        let given = RenderInput::new(vec![
+            json!({"role": "user", "content": "Q"}),
+            json!({"role": "assistant", "content": "A", "reasoning_content": "R"}),
+        ]);
+        assert!(given.equivalents().is_empty());
+    }
+
+    #[test]
+    fn thinking_off_renders_as_on_where_it_cannot_be_disabled() {
+        let t = ChatTemplate::new("thinks", ALWAYS_THINKS).unwrap();
+        let off = RenderInput::new(vec![json!({"role": "user", "content": "Q"})])
+            .with_generation_prompt(true)
+            .with_var("enable_thinking", false);
+        assert!(t.render(&off).is_err());
+        assert_eq!(t.render_or_equivalent(&off).unwrap(), "Q<think>");
+        // A template that raises for another reason still raises, with its own error.
+        let broken = ChatTemplate::new("broken", "{{ raise_exception('nope') }}").unwrap();
+        let err = broken.render_or_equivalent(&off).unwrap_err();
+        assert!(err.to_string().contains("nope"), "{err}");
     }
 }
