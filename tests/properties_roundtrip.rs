@@ -25,7 +25,7 @@ use std::path::Path;
 use chatparse::analyze::{analyze_cached, Analysis};
 use chatparse::fixtures::manifest::templates_dir;
 use chatparse::fixtures::round_trip::{check_turn, parse_request, RoundTrip};
-use chatparse::fixtures::samples::{declarable, round_trip_request};
+use chatparse::fixtures::samples::{declarable, name_ids, round_trip_request};
 use chatparse::fixtures::template_check::{jinja_files, refusal};
 use chatparse::fixtures::turn::{RenderedTurn, TurnRenderer, Unrenderable};
 use chatparse::fixtures::{Corpus, Model, TemplateSource};
@@ -147,7 +147,8 @@ fn call(tools: &[Tool]) -> BoxedStrategy<(String, Value)> {
 
 /// A message (content, reasoning, 0–3 calls, each part sometimes absent) and whether
 /// thinking is on.
-fn message(tools: &[Tool]) -> BoxedStrategy<(ChatMessage, bool)> {
+/// `naming_ids`: the template writes ids where names go (calls get ids naming them).
+fn message(tools: &[Tool], naming_ids: bool) -> BoxedStrategy<(ChatMessage, bool)> {
     let calls = if tools.is_empty() {
         Just(Vec::new()).boxed()
     } else {
@@ -159,7 +160,7 @@ fn message(tools: &[Tool]) -> BoxedStrategy<(ChatMessage, bool)> {
         calls,
         any::<bool>(),
     )
-        .prop_map(|(content, reasoning, calls, thinking)| {
+        .prop_map(move |(content, reasoning, calls, thinking)| {
             let mut m = ChatMessage::assistant();
             m.content = content.unwrap_or_default();
             m.reasoning_content = reasoning.unwrap_or_default();
@@ -170,6 +171,9 @@ fn message(tools: &[Tool]) -> BoxedStrategy<(ChatMessage, bool)> {
                     ToolCall::new(format!("c{i}x4k9Qz7"), name, args.to_string())
                 })
                 .collect();
+            if naming_ids {
+                name_ids(&mut m);
+            }
             (m, thinking)
         })
         .boxed()
@@ -197,6 +201,7 @@ fn run(
         max_shrink_iters: if listed { 0 } else { 200 },
         ..Config::default()
     };
+    let naming_ids = analysis.tools.as_ref().is_some_and(|t| t.name_in_id);
     let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let mut runner = TestRunner::new_with_rng(config, rng);
     let bases = [false, true].map(|thinking| ChatRequest {
@@ -207,7 +212,7 @@ fn run(
         .each_ref()
         .map(|base| TurnRenderer::new(template, analysis, base));
     runner
-        .run(&message(&base.tools), |(m, thinking)| {
+        .run(&message(&base.tools, naming_ids), |(m, thinking)| {
             let base = &bases[usize::from(thinking)];
             match renderers[usize::from(thinking)].render(&m) {
                 Err(Unrenderable(why)) => {

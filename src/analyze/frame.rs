@@ -78,15 +78,23 @@ impl Frame {
             // Calls that do not render with empty content are retried with null content, and
             // with arguments as a JSON string.
             let forms = [scenario.arguments, ArgumentsForm::String];
-            let attempts = forms
+            // Last, with each call's id set to its name: a template that writes the id where
+            // the name goes (and never the name) shows the name's place that way.
+            let attempts: Vec<(ArgumentsForm, bool)> = forms
                 .iter()
                 .enumerate()
                 .filter(|(i, f)| *i == 0 || **f != forms[0])
-                .flat_map(|(_, f)| [(*f, false), (*f, true)]);
+                .flat_map(|(_, f)| [(*f, false), (*f, true)])
+                .collect();
+            let attempts = attempts
+                .iter()
+                .map(|&(f, n)| (f, n, false))
+                .chain(attempts.iter().map(|&(f, n)| (f, n, true)));
             let original = scenario.arguments;
-            for (form, null) in attempts {
+            for (form, null, ids_are_names) in attempts {
                 scenario.arguments = form;
                 scenario.null_call_content = null;
+                scenario.ids_are_names = ids_are_names;
                 let call = vec![Call::first(&ProbeSet::PRIMARY, 2)];
                 let Ok(c) = compare(renderer, scenario, |s| *s = s.with_calls(call, None)) else {
                     continue;
@@ -99,6 +107,7 @@ impl Frame {
             }
             if tool.is_none() {
                 scenario.null_call_content = false;
+                scenario.ids_are_names = false;
                 scenario.arguments = original;
             }
         }

@@ -167,6 +167,13 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
     line(out, "call separator", &show(&t.call_separator));
     line(out, "name prefix", &show(&t.function.name_prefix));
     line(out, "name suffix", &show(&t.function.name_suffix));
+    if t.name_in_id {
+        line(
+            out,
+            "name",
+            "inside the call id (written where the name goes)",
+        );
+    }
     line(out, "function close", &show(&t.function.close));
     let a = &t.arguments;
     if a.markers().iter().any(|m| !m.is_empty()) {

@@ -255,6 +255,9 @@ pub struct Scenario {
     /// Tool-call turns get `content: null` instead of `""` (some templates render calls only
     /// without content).
     pub null_call_content: bool,
+    /// Each call's id is its function name (templates that write the id where the name goes,
+    /// and never the name: the analysis then finds the name's place).
+    pub ids_are_names: bool,
 }
 
 impl Scenario {
@@ -269,6 +272,7 @@ impl Scenario {
             arguments: ArgumentsForm::Object,
             probes: ProbeSet::PRIMARY,
             null_call_content: false,
+            ids_are_names: false,
         }
     }
 
@@ -298,6 +302,12 @@ impl Scenario {
     pub fn to_input(&self) -> RenderInput {
         let mut messages = vec![json!({"role": "user", "content": USER})];
         if let Some(turn) = &self.turn {
+            let mut turn = turn.clone();
+            if self.ids_are_names {
+                for call in &mut turn.calls {
+                    call.id.clone_from(&call.name);
+                }
+            }
             messages.push(turn.to_json(self.arguments));
         }
         if self.user_after {

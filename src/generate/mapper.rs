@@ -290,6 +290,9 @@ pub struct Mapper<'t> {
     kinds: &'t [(TagId, Kind)],
     /// Calls carry ids: a call is held back from streams until its id is known.
     expects_id: bool,
+    /// The name slot holds the call's id, which names the function (see
+    /// [`id_name`](super::id_name)): the name is final only with the whole id.
+    name_in_id: bool,
     /// Tagged values are literals with these string quotes.
     literal_quotes: Option<super::literal::LiteralSyntax>,
     python: bool,
@@ -337,10 +340,12 @@ impl<'t> Mapper<'t> {
         python: bool,
         literal_quotes: Option<super::literal::LiteralSyntax>,
         expects_id: bool,
+        name_in_id: bool,
         prefill: Prefill,
         joins: [Option<String>; 2],
     ) -> Self {
         Mapper {
+            name_in_id,
             joins,
             last_block: None,
             block_start: [false; 2],
@@ -488,7 +493,7 @@ impl<'t> Mapper<'t> {
         }
         // Partial names are shown (not final) while they grow.
         if let Some(top) = self.stack.last().copied() {
-            if top.kind == Kind::Name {
+            if top.kind == Kind::Name && !self.name_in_id {
                 if let Some(node) = ast.get(top.index) {
                     let name = partial_name(text.get(node.span()).unwrap_or_default());
                     self.builder.set_partial_name(&name);
@@ -532,6 +537,7 @@ impl<'t> Mapper<'t> {
         let top = *top;
         self.push_text(top, end, text);
         match top.kind {
+            Kind::Name if self.name_in_id => None,
             Kind::Name => {
                 let name = partial_name(text.get(top.start..end).unwrap_or_default());
                 self.builder.set_partial_name(&name);
@@ -967,6 +973,14 @@ impl<'t> Mapper<'t> {
             }
         }
         match open.kind {
+            Kind::Name if self.name_in_id => {
+                let id = decode_name(raw);
+                let declared = self.tools.iter().map(|t| t.function.name.as_str());
+                let name = super::id_name::name_in_id(&id, declared).to_owned();
+                self.builder.set_id(&id);
+                self.builder.set_name(&name);
+                self.tool_name = name;
+            }
             Kind::Name => {
                 let name = decode_name(raw);
                 self.builder.set_name(&name);

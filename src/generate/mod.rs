@@ -54,6 +54,7 @@ pub mod elements;
 pub mod families;
 pub mod format;
 pub mod grammar;
+pub mod id_name;
 pub mod literal;
 pub mod mapper;
 pub mod parser;

@@ -488,6 +488,7 @@ impl ChatParser {
             self.python,
             self.literal_quotes.clone(),
             self.expects_id,
+            self.format.tools.as_ref().is_some_and(|t| t.name_in_id),
             self.prefill.clone(),
             [
                 self.format.reasoning.block_join.clone(),

@@ -112,6 +112,9 @@ pub(crate) struct FromPeg<'a> {
     /// Top-level strings in this quote are written verbatim; with the characters that may
     /// start what follows a value (see [`Json::verbatim`]).
     verbatim: Option<(char, Vec<char>)>,
+    /// Names are read from call ids (see [`id_name`](crate::generate::id_name)): a name
+    /// read up to a delimiter may have id text around it.
+    name_in_id: bool,
 }
 
 impl<'a> FromPeg<'a> {
@@ -141,7 +144,40 @@ impl<'a> FromPeg<'a> {
             values,
             python_values,
             verbatim: None,
+            name_in_id: false,
         }
+    }
+
+    /// Names are read from call ids: a tool's name is written with optional id text around
+    /// it (`functions.NAME:0`), as the parser reads it.
+    pub(crate) fn names_in_ids(&mut self, yes: bool) {
+        self.name_in_id = yes;
+    }
+
+    /// `name` as a call id holding it, for [`names_in_ids`](Self::names_in_ids): id text
+    /// before it ending in a separator (`.`, `:`, `#`), and id text after it starting with
+    /// one, of characters none of `delimiters` starts with.
+    fn id_holding(&self, name: &str, delimiters: &[String]) -> Expr {
+        let excluded = |c: char| delimiters.iter().any(|d| d.starts_with(c));
+        let class = |chars: &str| {
+            CharSet::new(chars.chars().filter(|&c| !excluded(c)).map(|c| (c, c)))
+                .map_or(Expr::Never, Expr::Class)
+        };
+        let id_char = || {
+            let word = ('a'..='z').chain('A'..='Z').chain('0'..='9');
+            let all: String = word.chain("_-.:#".chars()).collect();
+            Expr::Repeat {
+                expr: Box::new(class(&all)),
+                min: 0,
+                max: None,
+            }
+        };
+        let separator = || class(".:#");
+        Expr::seq([
+            Expr::optional(Expr::seq([id_char(), separator()])),
+            Expr::lit(name),
+            Expr::optional(Expr::seq([separator(), id_char()])),
+        ])
     }
 
     /// The node of a handle.
@@ -788,7 +824,9 @@ impl<'a> FromPeg<'a> {
                 }
                 Ok(Expr::alt(alts))
             }
-            (tags::TOOL_NAME, Some((_, tool))) => Ok(self.name_as(inner, tool.name())),
+            (tags::TOOL_NAME, Some((_, tool))) => {
+                Ok(self.name_as(inner, tool.name(), self.name_in_id))
+            }
             (tags::TOOL_ARGS, Some((t, _))) if self.reads_json_value(inner) => {
                 Ok(Expr::Ref(self.arguments(t)?))
             }
@@ -807,7 +845,7 @@ impl<'a> FromPeg<'a> {
                 Ok(Expr::alt(alts))
             }
             (tags::TOOL_ARG_NAME, Some((_, tool))) => match param(tool, ctx.param) {
-                Some(name) => Ok(self.name_as(inner, &name)),
+                Some(name) => Ok(self.name_as(inner, &name, false)),
                 None => self.expr(inner, ctx, d),
             },
             (
@@ -1070,8 +1108,9 @@ impl<'a> FromPeg<'a> {
 
     /// `name` written where the node `p` reads a name: a JSON string (`"name"`, and `'name'`
     /// in the Python flavour), the matching literals of a choice of literals, or raw text when
-    /// the node's language holds it.
-    fn name_as(&self, p: Parser, name: &str) -> Expr {
+    /// the node's language holds it; `in_id`: raw text may be a call id holding the name
+    /// (see [`names_in_ids`](Self::names_in_ids)).
+    fn name_as(&self, p: Parser, name: &str, in_id: bool) -> Expr {
         let json = Value::String(name.to_owned()).to_string();
         let python = python_string(name);
         match self.node(p) {
@@ -1104,23 +1143,29 @@ impl<'a> FromPeg<'a> {
                 }
             }
             Node::Until(finder) => {
-                if name.contains(&*String::from_utf8_lossy(finder.needle())) {
+                let delimiter = String::from_utf8_lossy(finder.needle()).into_owned();
+                if name.contains(&delimiter) {
                     Expr::Never
+                } else if in_id {
+                    self.id_holding(name, &[delimiter])
                 } else {
                     Expr::lit(name)
                 }
             }
             Node::UntilOneOf { delimiters, .. } => {
-                if delimiters
+                let delimiters: Vec<String> = delimiters
                     .iter()
-                    .any(|d| name.contains(&*String::from_utf8_lossy(d)))
-                {
+                    .map(|d| String::from_utf8_lossy(d).into_owned())
+                    .collect();
+                if delimiters.iter().any(|d| name.contains(d.as_str())) {
                     Expr::Never
+                } else if in_id {
+                    self.id_holding(name, &delimiters)
                 } else {
                     Expr::lit(name)
                 }
             }
-            Node::Atomic(inner) | Node::Tag { p: inner, .. } => self.name_as(*inner, name),
+            Node::Atomic(inner) | Node::Tag { p: inner, .. } => self.name_as(*inner, name, in_id),
             _ => Expr::lit(name),
         }
     }

@@ -250,6 +250,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             parser.values.python(),
             &mut rules,
         );
+        t.names_in_ids(format.tools.as_ref().is_some_and(|t| t.name_in_id));
         if parser.values.verbatim_literals() {
             let quote = parser
                 .literal_quotes

@@ -183,8 +183,9 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
             ..JsonLayout::default()
         }),
         counter_base: None,
+        name_in_id: false,
     };
-    TurnFormat {
+    let mut format = TurnFormat {
         reasoning: ReasoningFormat {
             start: b.marker(),
             end: b.marker(),
@@ -194,7 +195,13 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
         tools: Some(tools),
         turn_end: b.marker(),
         ..TurnFormat::default()
+    };
+    // Drawn last, so earlier corpus inputs keep their meaning.
+    let name_in_id = kind != ToolFormat::JsonNative && b.byte() % 7 == 0;
+    if let Some(t) = format.tools.as_mut() {
+        t.name_in_id = name_in_id;
     }
+    format
 }
 
 fn tool(name: &str, parameters: Value) -> Tool {

@@ -128,6 +128,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         call_id: CallIdMarkers::default(),
         json: None,
         counter_base: None,
+        name_in_id: false,
     };
     if array_wrapped {
         t.section_start = one[..json.start].to_owned();

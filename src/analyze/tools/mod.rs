@@ -340,6 +340,11 @@ pub struct ToolAnalysis {
     /// [`Slot::Counter`]), when the format has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_base: Option<u64>,
+    /// The template writes each call's id where the function name goes and never writes the
+    /// name itself: a model names the function inside the id it writes
+    /// (`functions.NAME:0`), and parsers read the name from the id.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub name_in_id: bool,
 }
 
 impl ToolAnalysis {
@@ -492,6 +497,7 @@ pub fn analyze(
         _ => tagged::analyze(&one, two.as_deref(), &layout)?,
     };
     analysis.counter_base = slotting.counter_base();
+    analysis.name_in_id = scenario.ids_are_names;
     if analysis.format == ToolFormat::TagWithTagged {
         let number = compare(renderer, &one_call, |s| {
             *s = s.with_calls(vec![Call::first_with_number(p)], None);

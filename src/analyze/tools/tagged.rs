@@ -193,6 +193,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         call_id,
         json,
         counter_base: None,
+        name_in_id: false,
     })
 }
 
