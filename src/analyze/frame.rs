@@ -13,7 +13,7 @@ use super::compare::{compare, Renderer};
 use super::markers::{
     after_last_turn_end, aligned_prefix_len, aligned_suffix_len, trailing_marker,
 };
-use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, USER};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, TOOL_RESULT, USER, USER_AGAIN};
 use crate::diff::segments;
 
 /// The frame of assistant turns, with the renders it was computed from.
@@ -32,6 +32,12 @@ pub struct Frame {
     /// content turns end with the user turns' end-of-turn marker and tool-call turns with
     /// another one (`<|eot_id|>` vs `<|eom_id|>`).
     pub tool_footer: String,
+    /// When turns have no end of their own (`footer` empty): the marker the turn after a
+    /// content turn (a user turn) opens with, which models stop by writing (`<|user|>`).
+    pub next_turn: String,
+    /// The same after a tool-call turn (the tool result's turn: `<|observation|>`), when
+    /// tool-call turns have no end of their own.
+    pub tool_next_turn: String,
     /// The first segment of the generation prompt (anchors turns, see `turn_of`).
     anchor: String,
     /// The generation prompt after the header, thinking enabled.
@@ -73,6 +79,7 @@ impl Frame {
         })?;
         let earlier_turn = turn_of(&earlier.a, &earlier.b, &anchor);
         let mut tool = None;
+        let mut tool_next_turn = String::new();
         if let Some(scenario) = tool_scenario {
             let name = ProbeSet::PRIMARY.fn_first;
             // Calls that do not render with empty content are retried with null content, and
@@ -109,6 +116,12 @@ impl Frame {
                 scenario.null_call_content = false;
                 scenario.ids_are_names = false;
                 scenario.arguments = original;
+            } else {
+                let call = vec![Call::first(&ProbeSet::PRIMARY, 2)];
+                let with_calls = scenario.with_calls(call, None);
+                if let Ok(c) = compare(renderer, &with_calls, |s| s.tool_result_after = true) {
+                    tool_next_turn = opening_marker(&c.a, &c.b, TOOL_RESULT);
+                }
             }
         }
 
@@ -201,8 +214,23 @@ impl Frame {
                 (footer.to_owned(), footer.to_owned())
             }
         };
+        // Turns without an end of their own end where the next turn starts: its opening
+        // marker is what a model stops with.
+        let content_only = Scenario {
+            turn: Some(Turn::content(CONTENT)),
+            ..user.clone()
+        };
+        let next_turn = match compare(renderer, &content_only, |s| s.user_after = true) {
+            Ok(c) if footer.trim().is_empty() => opening_marker(&c.a, &c.b, USER_AGAIN),
+            _ => String::new(),
+        };
+        if !tool_footer.trim().is_empty() {
+            tool_next_turn.clear();
+        }
         let after_header = |turn: &str| strip_header(turn, &header).to_owned();
         let mut frame = Frame {
+            next_turn,
+            tool_next_turn,
             prompt_thinking_on: after_header(&gen_on),
             prompt_thinking_off: after_header(&gen_off),
             content_body: String::new(),
@@ -308,6 +336,36 @@ fn inserted_turn(base: &str, render: &str, anchor: &str) -> String {
             render[k..head.len()].to_owned()
         }
         _ => render[k..].to_owned(),
+    }
+}
+
+/// The marker the turn that `with` adds after `without` opens with (`<|user|>`, the turn
+/// holding `probe`): the first marker of the addition, when it stands alone (whitespace,
+/// another marker or the probe follows it, not a role word: `<|start|>user` is no lone
+/// opener). Empty when there is none.
+fn opening_marker(without: &str, with: &str, probe: &str) -> String {
+    let added = &with[aligned_prefix_len(without, with)..];
+    let Some(at) = added.find(probe) else {
+        return String::new();
+    };
+    let head = added[..at].trim_start();
+    let Some(&(from, to)) = crate::analyze::markers::marker_spans(head).first() else {
+        return String::new();
+    };
+    let marker = &head[from..to];
+    let rest = &head[to..];
+    let plain = !marker.contains(char::is_whitespace)
+        && !crate::analyze::markers::contains_probe(marker, &ProbeSet::PRIMARY.all());
+    let alone = plain
+        && (rest.is_empty()
+            || rest.starts_with(char::is_whitespace)
+            || crate::analyze::markers::marker_spans(rest)
+                .first()
+                .is_some_and(|&(f, _)| f == 0));
+    if from == 0 && alone {
+        head[..to].to_owned()
+    } else {
+        String::new()
     }
 }
 

@@ -165,12 +165,12 @@ fn closing_of(open: char) -> Option<char> {
 
 /// Every probe value the analysis renders (a word holding one is never part of a marker).
 fn probes() -> &'static [&'static str] {
-    use super::scenario::{ProbeSet, USER, USER_AGAIN};
+    use super::scenario::{ProbeSet, TOOL_RESULT, USER, USER_AGAIN};
     static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     ALL.get_or_init(|| {
         let mut all: Vec<&'static str> = ProbeSet::PRIMARY.all().to_vec();
         all.extend(ProbeSet::CHECK.all());
-        all.extend([USER, USER_AGAIN]);
+        all.extend([USER, USER_AGAIN, TOOL_RESULT]);
         all
     })
 }

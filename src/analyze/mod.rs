@@ -110,6 +110,14 @@ pub struct GenerationPrompt {
     pub turn_end: String,
     /// The end of tool-call turns when it differs from `turn_end` (`<|eom_id|>`).
     pub tool_turn_end: String,
+    /// When turns have no end of their own: the marker the next (user) turn opens with,
+    /// which models stop by writing (`<|user|>`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub next_turn: String,
+    /// The same after tool-call turns (the tool result's turn opens with it:
+    /// `<|observation|>`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tool_next_turn: String,
 }
 
 /// Everything the analysis found out about a chat template's output format.
@@ -160,6 +168,8 @@ impl Analysis {
                 thinking_off: String::new(),
                 turn_end: String::new(),
                 tool_turn_end: String::new(),
+                next_turn: String::new(),
+                tool_next_turn: String::new(),
             },
             reasoning: ReasoningAnalysis::none(),
             content: ContentAnalysis::plain(),
@@ -219,6 +229,8 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         thinking_off: frame.prompt_thinking_off.clone(),
         turn_end: frame.footer.clone(),
         tool_turn_end: frame.tool_footer.clone(),
+        next_turn: frame.next_turn.clone(),
+        tool_next_turn: frame.tool_next_turn.clone(),
     };
 
     let reasoning = reasoning::analyze(&renderer, &frame, tool_scenario.as_ref());

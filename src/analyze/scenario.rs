@@ -18,6 +18,8 @@ pub const USER_AGAIN: &str = "UserAgainQ3d8";
 pub const CONTENT: &str = "AnswerC5a1";
 /// Assistant reasoning.
 pub const REASONING: &str = "ThinkingR9e4";
+/// The result of a tool call, in a tool message after a tool-call turn.
+pub const TOOL_RESULT: &str = "ToolResultT6k2";
 
 /// A non-string argument value (its digits are distinctive in a render).
 pub const NUMBER_VALUE: u64 = 7531;
@@ -242,6 +244,9 @@ pub struct Scenario {
     pub turn: Option<Turn>,
     /// Whether a second user message follows the assistant turn.
     pub user_after: bool,
+    /// Whether a tool message with [`TOOL_RESULT`] (for the first call) follows the assistant
+    /// turn.
+    pub tool_result_after: bool,
     /// Whether the tool definitions are passed.
     pub tools: bool,
     /// `add_generation_prompt`.
@@ -266,6 +271,7 @@ impl Scenario {
         Scenario {
             turn: None,
             user_after: false,
+            tool_result_after: false,
             tools: false,
             generation_prompt: false,
             enable_thinking: true,
@@ -309,6 +315,19 @@ impl Scenario {
                 }
             }
             messages.push(turn.to_json(self.arguments));
+        }
+        if let Some(call) = self
+            .turn
+            .as_ref()
+            .and_then(|t| t.calls.first())
+            .filter(|_| self.tool_result_after)
+        {
+            let id = if self.ids_are_names {
+                &call.name
+            } else {
+                &call.id
+            };
+            messages.push(json!({"role": "tool", "tool_call_id": id, "name": call.name, "content": TOOL_RESULT}));
         }
         if self.user_after {
             messages.push(json!({"role": "user", "content": USER_AGAIN}));

@@ -202,6 +202,11 @@ impl TurnFormat {
                 }),
             };
         }
+        // Turns without an end of their own end where the next turn opens: a model stops by
+        // writing that marker.
+        let gp = &analysis.generation_prompt;
+        let or_else =
+            |end: &str, next: &str| if end.trim().is_empty() { next } else { end }.to_owned();
         TurnFormat {
             switch: None,
             channels: analysis.channels.clone(),
@@ -213,9 +218,9 @@ impl TurnFormat {
                 block_join: analysis.content.block_join.clone(),
             },
             tools,
-            turn_end: analysis.generation_prompt.turn_end.clone(),
-            tool_turn_end: analysis.generation_prompt.tool_turn_end.clone(),
-            turn_start: analysis.generation_prompt.header.clone(),
+            turn_end: or_else(&gp.turn_end, &gp.next_turn),
+            tool_turn_end: or_else(&gp.tool_turn_end, &gp.tool_next_turn),
+            turn_start: gp.header.clone(),
             preserved_tokens: analysis.preserved_tokens.clone(),
         }
     }

@@ -375,6 +375,8 @@ impl<'a> FromPeg<'a> {
                 let (d, n) = self.trailing_until(*p, depth + 1);
                 (d, n || *min == 0)
             }
+            // A lenient form is read, never written: the grammar has no text of it.
+            Node::Tag { tag, .. } if self.g.tag_name(*tag) == tags::LENIENT => (Vec::new(), false),
             Node::Atomic(p) | Node::Tag { p, .. } => self.trailing_until(*p, depth + 1),
             Node::Ref(r) => match self.g.rules.get(*r as usize) {
                 Some(rule) => self.trailing_until(rule.body, depth + 1),
