@@ -162,15 +162,22 @@ impl Frame {
                 let content_end = after_content.trim_end();
                 let n = aligned_suffix_len(content_end, after_call);
                 let user_end = trailing_marker(base.trim_end());
+                // The marker user turns open with (`<|user|>`): a template may write it into
+                // the assistant turn, as the end a model stops with.
+                let user_opener = base
+                    .rfind(USER)
+                    .and_then(|at| trailing_marker(base[..at].trim_end()));
+                let ends_turn = |m: &str| user_end == Some(m) || user_opener == Some(m);
                 match (trailing_marker(content_end), trailing_marker(after_call)) {
                     // No common end, but content turns end like user turns (an end-of-turn
-                    // token) and tool-call turns end with another marker: their own end token.
-                    (Some(content), Some(tool)) if n == 0 && user_end == Some(content) => {
+                    // token), or with the marker the user turn opens with, and tool-call
+                    // turns end with another marker: their own end token.
+                    (Some(content), Some(tool)) if n == 0 && ends_turn(content) => {
                         (content.to_owned(), tool.to_owned())
                     }
                     // Content turns end like user turns and tool-call turns end with their
                     // own syntax (a closing fence): the content turns' end-of-turn token.
-                    (Some(content), None) if n == 0 && user_end == Some(content) => {
+                    (Some(content), None) if n == 0 && ends_turn(content) => {
                         let ws = after_content[content_end.len()..].to_owned();
                         (content.to_owned(), ws)
                     }

@@ -227,6 +227,8 @@ pub struct ChatTemplate {
     env: Environment<'static>,
     /// See [`ChatTemplate::free_variables`].
     free_variables: OnceLock<Vec<String>>,
+    /// See [`ChatTemplate::wants_text_parts`].
+    text_parts: OnceLock<bool>,
 }
 
 impl ChatTemplate {
@@ -273,6 +275,7 @@ impl ChatTemplate {
             program,
             env,
             free_variables: OnceLock::new(),
+            text_parts: OnceLock::new(),
         })
     }
 
@@ -303,8 +306,49 @@ impl ChatTemplate {
         })
     }
 
-    /// Renders the template with `input`.
+    /// Renders the template with `input`. A template that reads message content only as a
+    /// list of parts ([`wants_text_parts`](Self::wants_text_parts)) gets string content as one
+    /// text part, as inference servers pass it.
     pub fn render(&self, input: &RenderInput) -> Result<String, TemplateError> {
+        if self.wants_text_parts() {
+            let mut parts = input.clone();
+            for m in &mut parts.messages {
+                if let Some(text) = m.get("content").and_then(serde_json::Value::as_str) {
+                    let part = serde_json::json!([{"type": "text", "text": text}]);
+                    m["content"] = part;
+                }
+            }
+            return self.render_as_given(&parts);
+        }
+        self.render_as_given(input)
+    }
+
+    /// Whether the template reads message content only as a list of parts
+    /// (`[{"type": "text", "text": ...}]`): string content raises or renders nothing, while the
+    /// same text as a part renders (checked once, with a user and an assistant message).
+    pub fn wants_text_parts(&self) -> bool {
+        *self.text_parts.get_or_init(|| {
+            const PROBES: [&str; 2] = ["PartsProbeU1k", "PartsProbeA2m"];
+            let as_string = RenderInput::new(vec![
+                serde_json::json!({"role": "user", "content": PROBES[0]}),
+                serde_json::json!({"role": "assistant", "content": PROBES[1]}),
+            ]);
+            let shows = |r: Result<String, TemplateError>| {
+                r.is_ok_and(|text| PROBES.iter().all(|p| text.contains(p)))
+            };
+            if shows(self.render_as_given(&as_string)) {
+                return false;
+            }
+            let mut as_parts = as_string;
+            for (m, p) in as_parts.messages.iter_mut().zip(PROBES) {
+                m["content"] = serde_json::json!([{"type": "text", "text": p}]);
+            }
+            shows(self.render_as_given(&as_parts))
+        })
+    }
+
+    /// Renders the template with `input` as given.
+    fn render_as_given(&self, input: &RenderInput) -> Result<String, TemplateError> {
         for (i, m) in input.messages.iter().enumerate() {
             if !m.is_object() {
                 return Err(TemplateError::new(
