@@ -225,10 +225,8 @@ pub fn analyze(
         }
     }
     if !outcome.analysis.found() {
-        match from_prompts(renderer, frame) {
-            Ok(Some(found)) => outcome.analysis = found,
-            Ok(None) => {}
-            Err(reason) => outcome.unsupported = Some(reason),
+        if let Some(found) = from_prompts(frame) {
+            outcome.analysis = found;
         }
     }
     classify_prefills(&mut outcome.analysis, frame);
@@ -334,12 +332,10 @@ fn tool_scope(
     Some(analysis)
 }
 
-/// R2: markers from the generation prompts. `Err` when a prompt opens reasoning but no end
-/// marker can be established.
-fn from_prompts(
-    renderer: &Renderer<'_>,
-    frame: &Frame,
-) -> Result<Option<ReasoningAnalysis>, String> {
+/// R2: markers from the generation prompts. A block the prompt opens and that no render
+/// closes is closed by its conventional closing form (`<think>` by `</think>`), whether or
+/// not the template strips reasoning at it from earlier turns.
+fn from_prompts(frame: &Frame) -> Option<ReasoningAnalysis> {
     let on = frame.prompt_thinking_on.trim_end();
     let off = frame.prompt_thinking_off.trim_end();
     let markers = |t: &str| -> Vec<String> {
@@ -361,15 +357,7 @@ fn from_prompts(
         Some(start) => match off_markers.last().filter(|m| **m != start) {
             Some(end) if on != off => (start, end.clone()),
             _ => {
-                let Some(end) = closing_form(&start) else {
-                    return Ok(None);
-                };
-                if !strips_reasoning(renderer, frame, &end) {
-                    return Err(format!(
-                        "the generation prompt opens `{start}`; its conventional end `{end}` is \
-                         not confirmed by the template"
-                    ));
-                }
+                let end = closing_form(&start)?;
                 (start, end)
             }
         },
@@ -378,16 +366,16 @@ fn from_prompts(
             if off.starts_with(first.as_str()) && off.ends_with(last.as_str()) {
                 (first.clone(), last.clone())
             } else {
-                return Ok(None);
+                return None;
             }
         }
-        None => return Ok(None),
+        None => return None,
     };
-    Ok(Some(ReasoningAnalysis::with_markers(
+    Some(ReasoningAnalysis::with_markers(
         &start,
         &end,
         MarkerSource::GenerationPrompt,
-    )))
+    ))
 }
 
 /// The marker a generation prompt leaves open: its last one, with only text (what the prompt
@@ -410,23 +398,6 @@ fn closing_form(start: &str) -> Option<String> {
     } else {
         None
     }
-}
-
-/// Whether the template removes reasoning ending with `end` from assistant content (templates
-/// that keep only what follows the reasoning in past turns).
-fn strips_reasoning(renderer: &Renderer<'_>, frame: &Frame, end: &str) -> bool {
-    let turn = Turn::content(&format!("{REASONING}{end}{CONTENT}"));
-    // The last turn may be rendered verbatim (as a prefill to continue): try an earlier one.
-    [false, true].into_iter().any(|user_after| {
-        let scenario = Scenario {
-            user_after,
-            ..Scenario::with_turn(turn.clone())
-        };
-        renderer.render(&scenario).is_ok_and(|r| {
-            let body = frame.body(&r, false);
-            body.contains(CONTENT) && !body.contains(REASONING)
-        })
-    })
 }
 
 /// `text` without a leading empty reasoning block, lone end marker or lone start marker (what

@@ -87,11 +87,15 @@ fn forced_open_reasoning_from_the_generation_prompt() {
 }
 
 #[test]
-fn forced_open_without_confirmation_is_unsupported() {
-    // The prompt opens `<think>` but nothing in the renders shows how reasoning ends.
+fn forced_open_without_confirmation_closes_conventionally() {
+    // The prompt opens `<think>` and no render shows how reasoning ends: the block ends at
+    // its conventional closing form.
     let a = run(CONTENT, "<think>\n");
-    assert_eq!(a.reasoning.mode, ReasoningMode::None);
-    assert!(a.unsupported_reason(Part::Reasoning).is_some());
+    assert_eq!(a.reasoning.mode, ReasoningMode::Tagged);
+    assert_eq!(a.reasoning.source, MarkerSource::GenerationPrompt);
+    assert_eq!(a.reasoning.end, "</think>");
+    assert_eq!(a.reasoning.prefill_thinking_on, Prefill::ReasoningOpen);
+    assert!(a.unsupported_reason(Part::Reasoning).is_none());
 }
 
 #[test]
