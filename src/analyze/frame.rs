@@ -11,7 +11,8 @@ use crate::template::{ArgumentsForm, TemplateError};
 
 use super::compare::{compare, Renderer};
 use super::markers::{
-    after_last_turn_end, aligned_prefix_len, aligned_suffix_len, trailing_marker,
+    after_last_turn_end, aligned_prefix_len, aligned_suffix_len, contains_probe, marker_spans,
+    trailing_marker,
 };
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, TOOL_RESULT, USER, USER_AGAIN};
 use crate::diff::segments;
@@ -120,7 +121,7 @@ impl Frame {
                 let call = vec![Call::first(&ProbeSet::PRIMARY, 2)];
                 let with_calls = scenario.with_calls(call, None);
                 if let Ok(c) = compare(renderer, &with_calls, |s| s.tool_result_after = true) {
-                    tool_next_turn = opening_marker(&c.a, &c.b, TOOL_RESULT);
+                    tool_next_turn = next_turn_opener(&c.a, &c.b, TOOL_RESULT);
                 }
             }
         }
@@ -223,13 +224,11 @@ impl Frame {
         };
         // Turns without an end of their own end where the next turn starts: its opening
         // marker is what a model stops with.
-        let content_only = Scenario {
-            turn: Some(Turn::content(CONTENT)),
-            ..user.clone()
-        };
-        let next_turn = match compare(renderer, &content_only, |s| s.user_after = true) {
-            Ok(c) if footer.trim().is_empty() => opening_marker(&c.a, &c.b, USER_AGAIN),
-            _ => String::new(),
+        // The content turn's render, and the same followed by a user turn.
+        let next_turn = if footer.trim().is_empty() {
+            next_turn_opener(&content.b, &earlier.b, USER_AGAIN)
+        } else {
+            String::new()
         };
         if !tool_footer.trim().is_empty() {
             tool_next_turn.clear();
@@ -350,25 +349,23 @@ fn inserted_turn(base: &str, render: &str, anchor: &str) -> String {
 /// holding `probe`): the first marker of the addition, when it stands alone (whitespace,
 /// another marker or the probe follows it, not a role word: `<|start|>user` is no lone
 /// opener). Empty when there is none.
-fn opening_marker(without: &str, with: &str, probe: &str) -> String {
+fn next_turn_opener(without: &str, with: &str, probe: &str) -> String {
     let added = &with[aligned_prefix_len(without, with)..];
     let Some(at) = added.find(probe) else {
         return String::new();
     };
     let head = added[..at].trim_start();
-    let Some(&(from, to)) = crate::analyze::markers::marker_spans(head).first() else {
+    let Some(&(from, to)) = marker_spans(head).first() else {
         return String::new();
     };
     let marker = &head[from..to];
     let rest = &head[to..];
-    let plain = !marker.contains(char::is_whitespace)
-        && !crate::analyze::markers::contains_probe(marker, &ProbeSet::PRIMARY.all());
+    let plain =
+        !marker.contains(char::is_whitespace) && !contains_probe(marker, &ProbeSet::PRIMARY.all());
     let alone = plain
         && (rest.is_empty()
             || rest.starts_with(char::is_whitespace)
-            || crate::analyze::markers::marker_spans(rest)
-                .first()
-                .is_some_and(|&(f, _)| f == 0));
+            || marker_spans(rest).first().is_some_and(|&(f, _)| f == 0));
     if from == 0 && alone {
         head[..to].to_owned()
     } else {

@@ -97,6 +97,18 @@ impl RenderInput {
         self
     }
 
+    /// This input with every string content given as one text part
+    /// (`[{"type": "text", "text": ...}]`).
+    fn with_text_parts(&self) -> RenderInput {
+        let mut parts = self.clone();
+        for m in &mut parts.messages {
+            if let Some(text) = m.get("content").and_then(serde_json::Value::as_str) {
+                m["content"] = serde_json::json!([{"type": "text", "text": text}]);
+            }
+        }
+        parts
+    }
+
     /// Inputs that mean the same as this one to a template that raises on it, in the order to
     /// try them: assistant messages without reasoning given empty reasoning (templates that
     /// demand the field), and `enable_thinking` false turned true (templates that cannot
@@ -311,14 +323,7 @@ impl ChatTemplate {
     /// text part, as inference servers pass it.
     pub fn render(&self, input: &RenderInput) -> Result<String, TemplateError> {
         if self.wants_text_parts() {
-            let mut parts = input.clone();
-            for m in &mut parts.messages {
-                if let Some(text) = m.get("content").and_then(serde_json::Value::as_str) {
-                    let part = serde_json::json!([{"type": "text", "text": text}]);
-                    m["content"] = part;
-                }
-            }
-            return self.render_as_given(&parts);
+            return self.render_as_given(&input.with_text_parts());
         }
         self.render_as_given(input)
     }
@@ -339,11 +344,7 @@ impl ChatTemplate {
             if shows(self.render_as_given(&as_string)) {
                 return false;
             }
-            let mut as_parts = as_string;
-            for (m, p) in as_parts.messages.iter_mut().zip(PROBES) {
-                m["content"] = serde_json::json!([{"type": "text", "text": p}]);
-            }
-            shows(self.render_as_given(&as_parts))
+            shows(self.render_as_given(&as_string.with_text_parts()))
         })
     }
 
