@@ -364,7 +364,15 @@ fn from_prompts(frame: &Frame) -> Option<ReasoningAnalysis> {
         None if on.is_empty() && off_markers.len() >= 2 => {
             let (first, last) = (&off_markers[0], &off_markers[off_markers.len() - 1]);
             if off.starts_with(first.as_str()) && off.ends_with(last.as_str()) {
-                (first.clone(), last.clone())
+                // The empty block is all marker: a label written between its tags
+                // (`<|ch>thought⏎<ch|>`) is part of the opener, never reasoning.
+                let inside = &off[first.len()..off.len() - last.len()];
+                let start = if inside.trim().is_empty() {
+                    first.clone()
+                } else {
+                    off[..off.len() - last.len()].trim_end().to_owned()
+                };
+                (start, last.clone())
             } else {
                 return None;
             }
