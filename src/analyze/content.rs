@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::Renderer;
 use super::frame::Frame;
-use super::markers::{marker_prefix_len, pairs, units};
+use super::markers::{marker_prefix_len, marker_spans, pairs, trailing_marker, units};
 use super::reasoning::{strip_residue, ReasoningAnalysis, ReasoningOutcome};
 use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT};
 
@@ -24,6 +24,9 @@ pub enum ContentMode {
     AlwaysWrapped,
     /// Content is wrapped only when reasoning precedes it.
     WrappedWithReasoning,
+    /// Content is wrapped only in turns where tool calls follow it (the wrapper is written,
+    /// empty, in a call turn without content).
+    WrappedBeforeCalls,
 }
 
 /// The content part of an [`Analysis`](super::Analysis).
@@ -142,6 +145,40 @@ pub fn closer_before_calls(
     let reopens = !header.is_empty() && before_call[k..].trim_start().starts_with(header);
     let call_follows = before_call[k..].contains(ProbeSet::PRIMARY.fn_first);
     (!closer.trim().is_empty() && !reopens && call_follows).then(|| closer.to_owned())
+}
+
+/// The wrapper of content that only turns with tool calls write: in a call turn the content
+/// sits between two markers that a content-only turn does not write (`<|a|>content<|b|>`, then
+/// the calls). `None` when the content is not wrapped there, or when the wrapper is not
+/// followed by the call.
+pub fn wrapper_before_calls(
+    renderer: &Renderer<'_>,
+    frame: &Frame,
+    tool_scenario: &Scenario,
+    reasoning: &ReasoningAnalysis,
+) -> Option<ContentAnalysis> {
+    let mut with_call = tool_scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 1)], None);
+    if let Some(turn) = with_call.turn.as_mut() {
+        turn.content = Some(CONTENT.to_owned());
+    }
+    let whole = frame.after_header(&renderer.render(&with_call).ok()?);
+    let whole = strip_residue(&whole, reasoning);
+    let at = whole.find(CONTENT)?;
+    let (pre, post) = (whole[..at].trim_start(), &whole[at + CONTENT.len()..]);
+    // Both sides are whole markers: the opener ends right before the content, the closer
+    // starts right after it, and the call comes after the closer.
+    let opener = trailing_marker(pre).filter(|m| m.len() == pre.len())?;
+    let closer_len = marker_spans(post).first().filter(|s| s.0 == 0)?.1;
+    let (closer, rest) = post.split_at(closer_len);
+    if !rest.contains(ProbeSet::PRIMARY.fn_first) {
+        return None;
+    }
+    Some(ContentAnalysis {
+        mode: ContentMode::WrappedBeforeCalls,
+        start: opener.to_owned(),
+        end: closer.to_owned(),
+        block_join: None,
+    })
 }
 
 impl ContentAnalysis {

@@ -265,6 +265,13 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
                 with_tools.close_with(&closer);
             }
         }
+        if analysis.content.mode == ContentMode::Plain && analysis.content_with_tools.is_none() {
+            if let Some(wrapped) =
+                content::wrapper_before_calls(&renderer, &frame, scenario, &analysis.reasoning)
+            {
+                analysis.content = wrapped;
+            }
+        }
     }
     if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {
         match tools::analyze(

@@ -46,9 +46,13 @@ pub fn validate(
     if contains_probe(&c.start, &probes) || contains_probe(&c.end, &probes) {
         analysis.content = ContentAnalysis::plain();
         analysis.mark_unsupported(Part::Content, "a content marker contains a probe string");
-    } else if let Err(reason) =
-        check_content(renderer, frame, &analysis.reasoning, &analysis.content)
-    {
+    } else if let Err(reason) = check_content(
+        renderer,
+        frame,
+        tool_scenario,
+        &analysis.reasoning,
+        &analysis.content,
+    ) {
         analysis.content = ContentAnalysis::plain();
         analysis.mark_unsupported(Part::Content, reason);
     }
@@ -112,11 +116,13 @@ fn check_reasoning(
 fn check_content(
     renderer: &Renderer<'_>,
     frame: &Frame,
+    tool_scenario: Option<&Scenario>,
     r: &ReasoningAnalysis,
     content: &ContentAnalysis,
 ) -> Result<(), String> {
     let c = &ProbeSet::CHECK;
     let mut turn = Turn::content(c.content);
+    let mut scenario = None;
     match content.mode {
         ContentMode::Plain => return Ok(()),
         ContentMode::AlwaysWrapped => {}
@@ -124,10 +130,19 @@ fn check_content(
             turn.reasoning = Some(c.reasoning.to_owned());
             turn.reasoning_as_part = r.from_content_part;
         }
+        ContentMode::WrappedBeforeCalls => {
+            let base = tool_scenario.ok_or("content wrapped before calls without tools")?;
+            let mut with_call = base.with_calls(vec![Call::first(c, 2)], None);
+            if let Some(t) = with_call.turn.as_mut() {
+                t.content = Some(c.content.to_owned());
+            }
+            scenario = Some(with_call);
+        }
     }
+    let scenario = scenario.unwrap_or_else(|| Scenario::with_turn(turn));
     // The whole turn: a closer the turn end starts with is cut off the body.
     let body = renderer
-        .render(&Scenario::with_turn(turn))
+        .render(&scenario)
         .map(|render| frame.after_header(&render))
         .map_err(|e| format!("validation render failed: {e}"))?;
     let body = strip_residue(&body, r);

@@ -91,6 +91,7 @@ pub fn llama_fields(a: &Analysis) -> Vec<(&'static str, String)> {
                 ContentMode::Plain => "PLAIN",
                 ContentMode::AlwaysWrapped => "ALWAYS_WRAPPED",
                 ContentMode::WrappedWithReasoning => "WRAPPED_WITH_REASONING",
+                ContentMode::WrappedBeforeCalls => "WRAPPED_BEFORE_CALLS",
             }
             .to_owned(),
         ),

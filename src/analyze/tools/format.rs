@@ -17,7 +17,10 @@ pub fn call_text<'a>(
 ) -> &'a str {
     let mut text = body;
     text = strip_residue(text, reasoning);
-    if content.mode == ContentMode::AlwaysWrapped {
+    if matches!(
+        content.mode,
+        ContentMode::AlwaysWrapped | ContentMode::WrappedBeforeCalls
+    ) {
         let empty = format!("{}{}", content.start, content.end);
         text = text.strip_prefix(empty.as_str()).unwrap_or(text);
     }
