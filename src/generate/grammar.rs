@@ -34,6 +34,7 @@
 use crate::analyze::markers::{closes_bracket, marker_pieces, marker_spans, opens_bracket, units};
 use crate::analyze::slots::{self, Piece, Slot};
 use crate::analyze::{ArgumentMarkers, CallIdPosition, ElementValues, ToolAnalysis, ToolFormat};
+use crate::diff::SegmentKind;
 use crate::peg::{BuildError, Grammar, GrammarBuilder, Parser};
 
 use super::format::{ChannelFormat, TurnFormat};
@@ -330,8 +331,13 @@ pub fn build_grammar(
         markers.push(cs.to_owned());
     }
     if options.extract_reasoning {
+        // The opener's leading token opens the block alone too (see `Gen::opener`).
+        let lead = crate::diff::segments(rs)
+            .next()
+            .filter(|s| s.kind == SegmentKind::Marker)
+            .map_or("", |s| s.text);
         markers.extend(
-            [format.reasoning.start.trim(), format.reasoning.end.trim()]
+            [rs, lead, format.reasoning.end.trim()]
                 .into_iter()
                 .filter(|m| !m.is_empty())
                 .map(str::to_owned),
@@ -829,7 +835,7 @@ impl Gen<'_> {
             b.optional(b.choice([
                 b.seq([
                     b.space(),
-                    self.opener(start),
+                    self.opener(start, &self.other_markers(format, tool_triggers)),
                     repeated,
                     text,
                     b.optional(close),
@@ -850,16 +856,49 @@ impl Gen<'_> {
 
     /// An opening marker made of a marker token and a label (`<|channel>thought`): the model
     /// may write the token alone first (`<|channel><|channel>thought`); such a stray token
-    /// right before the opener is dropped.
-    fn opener(&self, start: &str) -> Parser {
+    /// right before the opener is dropped. Where the token opens nothing else of the format
+    /// (no other marker in `others` holds it), the label is optional: the token alone opens
+    /// the block, and text that only starts like the label is reasoning.
+    fn opener(&self, start: &str, others: &[&str]) -> Parser {
         let b = self.b;
         let mut parts = crate::diff::segments(start);
-        let lead = match (parts.next(), parts.next()) {
-            (Some(first), Some(_)) if first.kind == crate::diff::SegmentKind::Marker => first.text,
+        let (lead, label) = match (parts.next(), parts.next(), parts.next()) {
+            (Some(first), Some(second), third) if first.kind == SegmentKind::Marker => {
+                let label =
+                    (second.kind == SegmentKind::Text && third.is_none()).then_some(second.text);
+                (first.text, label)
+            }
             _ => return b.literal(start),
         };
         let stray = b.seq([b.literal(lead), b.space(), b.peek(b.literal(lead))]);
-        b.seq([b.zero_or_more(stray), b.literal(start)])
+        let own_token = !others.iter().any(|m| m.contains(lead.trim()));
+        match label.filter(|l| own_token && !l.trim().is_empty()) {
+            Some(label) => b.seq([
+                b.zero_or_more(stray),
+                b.literal(lead),
+                b.optional(b.literal(label)),
+            ]),
+            None => b.seq([b.zero_or_more(stray), b.literal(start)]),
+        }
+    }
+
+    /// The markers of `format` other than the reasoning's: the turn's header and ends, the
+    /// content wrapper and the call triggers.
+    fn other_markers<'f>(
+        &self,
+        format: &'f TurnFormat,
+        tool_triggers: Option<&'f [String]>,
+    ) -> Vec<&'f str> {
+        let mut others = vec![
+            format.turn_start.as_str(),
+            format.turn_end.as_str(),
+            format.tool_turn_end.as_str(),
+            format.content.start.as_str(),
+            format.content.end.as_str(),
+        ];
+        others.extend(tool_triggers.unwrap_or_default().iter().map(String::as_str));
+        others.retain(|m| !m.trim().is_empty());
+        others
     }
 
     /// The tool-call block and its trigger (the text that starts it).

@@ -142,3 +142,39 @@ fn wrapped_content_is_scanned_for_call_starts() {
         ChatParser::from_format("t", format, &ChatRequest::default(), String::new()).unwrap();
     assert!(!parser.call_starts_begin_content);
 }
+
+/// A parser for a reasoning block opened by a token and a label (`<|ch>thought`), with the
+/// given turn header.
+fn labelled_opener_parser(turn_start: &str) -> ChatParser {
+    let format = TurnFormat {
+        turn_start: turn_start.into(),
+        reasoning: ReasoningFormat {
+            start: "<|ch>thought".into(),
+            end: "<ch|>".into(),
+            tool_calls_only: false,
+            block_join: None,
+        },
+        ..TurnFormat::default()
+    };
+    ChatParser::from_format("t", format, &ChatRequest::default(), String::new()).unwrap()
+}
+
+#[test]
+fn an_opener_token_of_its_own_opens_the_block_without_its_label() {
+    let parser = labelled_opener_parser("<|turn>model\n");
+    let parsed = parser.parse("<|ch>thousand cases<ch|>ok");
+    assert_eq!(parsed.message.reasoning_content, "thousand cases");
+    assert_eq!(parsed.message.content, "ok");
+    let parsed = parser.parse("<|ch>thought\nsure<ch|>ok");
+    assert_eq!(parsed.message.reasoning_content, "sure");
+}
+
+#[test]
+fn an_opener_token_the_header_also_uses_needs_its_label() {
+    // The token also opens turns: alone, it is no reasoning opener.
+    let parser = labelled_opener_parser("<|ch>model\n");
+    let parsed = parser.parse("<|ch>thousand cases<ch|>ok");
+    assert_eq!(parsed.message.reasoning_content, "");
+    let parsed = parser.parse("<|ch>thought\nsure<ch|>ok");
+    assert_eq!(parsed.message.reasoning_content, "sure");
+}
