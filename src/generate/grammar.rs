@@ -122,11 +122,10 @@ pub fn build_grammar(
 ) -> Result<BuiltGrammar, BuildError> {
     let python = options.tools
         && (format.literal_values
-            || format
-                .tools
-                .as_ref()
-                .and_then(|t| t.json.as_ref())
-                .is_some_and(|j| j.python_dicts));
+            || format.tools.as_ref().is_some_and(|t| {
+                t.python_calls_with_quoted_values()
+                    || t.json.as_ref().is_some_and(|j| j.python_dicts)
+            }));
     let b = GrammarBuilder::new().name(name).python_dict(python);
     if let Some(channels) = &format.channels {
         return channel_grammar(b, channels, options);
@@ -1316,14 +1315,19 @@ impl Gen<'_> {
                 tags::TOOL_ARG,
                 b.seq([
                     self.lit(&a.name_prefix),
-                    // A blank name suffix: the name ends at the value prefix.
+                    // A blank name suffix: the name ends at the value prefix. A Python
+                    // keyword's name never runs past its `=` (a Python literal may follow).
                     b.tag(
                         tags::TOOL_ARG_NAME,
-                        name_until(if a.name_suffix.trim().is_empty() {
-                            &a.value_prefix
+                        if t.python_calls_with_quoted_values() {
+                            b.chars("[A-Za-z0-9_.$-]", 1, None)
                         } else {
-                            &a.name_suffix
-                        }),
+                            name_until(if a.name_suffix.trim().is_empty() {
+                                &a.value_prefix
+                            } else {
+                                &a.name_suffix
+                            })
+                        },
                     ),
                     name_suffix,
                     self.lit_exact_after(&a.value_prefix),
@@ -1354,6 +1358,37 @@ impl Gen<'_> {
                     },
                 ]),
             )
+        };
+        let arg = if t.python_calls_with_quoted_values() {
+            // The template quotes every value (`key="%s"`): models write Python literals
+            // instead (`key='a'`, `n=3`, `d={'k': None}`). Read, never written.
+            let mut follows = vec![self.lit_before(&a.separator)];
+            follows.extend(
+                t.after_value_markers()
+                    .into_iter()
+                    .filter(|m| !stop_text(m).is_empty())
+                    .map(|m| self.lit_before(m)),
+            );
+            let follow = b.peek(b.choice(follows));
+            let value = b.choice([
+                self.quoted_string("'", true, follow),
+                self.quoted_string("\"", true, follow),
+                b.seq([b.json(), follow]),
+            ]);
+            let literal = b.tag(
+                tags::TOOL_ARG,
+                b.seq([
+                    self.lit(&a.name_prefix),
+                    b.tag(tags::TOOL_ARG_NAME, b.chars("[A-Za-z0-9_.$-]", 1, None)),
+                    b.space(),
+                    b.literal("="),
+                    b.space(),
+                    b.tag(tags::TOOL_ARG_VALUE, value),
+                ]),
+            );
+            b.choice([arg, b.tag(tags::LENIENT, literal)])
+        } else {
+            arg
         };
         let sep = if a.separator.trim().is_empty() {
             b.space()
@@ -1603,7 +1638,12 @@ impl Gen<'_> {
         if ends.is_empty() {
             after.push(b.peek(after_call));
         } else {
-            after.extend(ends.iter().map(|m| b.seq([exact(m), b.peek(after_end)])));
+            // An end may be followed by the ends after it (`)` then `</invoke>`).
+            for (i, m) in ends.iter().enumerate() {
+                let mut next: Vec<Parser> = ends[i + 1..].iter().map(|m| exact(m)).collect();
+                next.push(after_end);
+                after.push(b.seq([exact(m), b.peek(b.choice(next))]));
+            }
         }
         let follow = b.seq([self.lit_before(&a.value_suffix), b.choice(after)]);
         // Where `follow` may start: the suffix, or (blank) any marker after a value.

@@ -214,7 +214,9 @@ impl ValueFormat {
             wrapped_strings: a.value_wrapper.as_ref().is_some_and(|w| w.strings_only),
             python: !a.python_values.is_empty(),
             verbatim_literals: a.verbatim_strings,
-            quoted_python_strings: tools.is_some_and(ToolAnalysis::python_calls_with_bare_strings),
+            quoted_python_strings: tools.is_some_and(|t| {
+                t.python_calls_with_bare_strings() || t.python_calls_with_quoted_values()
+            }),
             elements: a.element_values.clone(),
         }
     }

@@ -360,6 +360,22 @@ impl ToolAnalysis {
             && !a.python_values.is_empty()
     }
 
+    /// Whether calls are Python call expressions (`name(key="value", ...)`) whose template
+    /// writes every value, whatever its type, inside quotes that are part of the argument
+    /// markers (`"%s"`): models write Python literals there instead, which the parser reads
+    /// too.
+    pub fn python_calls_with_quoted_values(&self) -> bool {
+        let a = &self.arguments;
+        let quote = a.name_suffix.trim().strip_prefix('=');
+        self.format == ToolFormat::TagWithTagged
+            && self.function.name_suffix.trim_end().ends_with('(')
+            && self.function.close.trim_start().starts_with(')')
+            && quote.is_some_and(|q| matches!(q, "\"" | "'") && a.value_suffix == q)
+            && a.value_prefix.is_empty()
+            && a.string_open.is_empty()
+            && a.non_string_values == NonStringValues::SameMarkers
+    }
+
     /// The markers that may come right after a tagged argument value (past its suffix) other
     /// than the next argument: the end of the arguments, of the call or of the section, or,
     /// where a call's end marker is left out, the next call.
