@@ -459,7 +459,9 @@ fn separates_messages(separator: &str) -> bool {
 /// is not read as part of the name, nor is a closing tag `</call>` read as an argument).
 fn word_until<'s>(b: &GrammarBuilder, stops: impl IntoIterator<Item = &'s str>) -> Parser {
     let mut all: Vec<&str> = stops.into_iter().filter(|s| !s.is_empty()).collect();
-    for ws in [" ", "\n", "\t", "\r", "<", ">", "/"] {
+    // A name never holds whitespace, a tag's brackets or a list's opening bracket (content
+    // ending in `[TOOL` before a `[` call list is no name).
+    for ws in [" ", "\n", "\t", "\r", "<", ">", "/", "["] {
         if !all.contains(&ws) {
             all.push(ws);
         }
@@ -1383,7 +1385,7 @@ impl Gen<'_> {
                     b.space(),
                     b.literal("="),
                     b.space(),
-                    b.tag(tags::TOOL_ARG_VALUE, value),
+                    b.tag(tags::TOOL_ARG_JSON, value),
                 ]),
             );
             b.choice([arg, b.tag(tags::LENIENT, literal)])

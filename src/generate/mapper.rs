@@ -212,11 +212,10 @@ impl ValueFormat {
             text: a.value_text(),
             json_text: a.non_string_text(),
             wrapped_strings: a.value_wrapper.as_ref().is_some_and(|w| w.strings_only),
-            python: !a.python_values.is_empty(),
+            python: !a.python_values.is_empty()
+                || tools.is_some_and(ToolAnalysis::python_calls_with_quoted_values),
             verbatim_literals: a.verbatim_strings,
-            quoted_python_strings: tools.is_some_and(|t| {
-                t.python_calls_with_bare_strings() || t.python_calls_with_quoted_values()
-            }),
+            quoted_python_strings: tools.is_some_and(ToolAnalysis::python_calls_with_bare_strings),
             elements: a.element_values.clone(),
         }
     }

@@ -117,6 +117,20 @@ fn merge_repeated(text: &str, examples: Vec<Example>) -> Vec<Example> {
 
 // ---- JSON ----
 
+/// `text` after a list's last item when it is an ellipsis item (`, ...]`): the separator
+/// before the ellipsis and the text after it.
+fn ellipsis_item(text: &str) -> Option<(&str, &str)> {
+    let sep_len = text.len() - text.trim_start_matches([',', ' ', '\n', '\t']).len();
+    let (sep, rest) = text.split_at(sep_len);
+    if !sep.contains(',') {
+        return None;
+    }
+    let rest = rest
+        .strip_prefix("...")
+        .or_else(|| rest.strip_prefix('…'))?;
+    Some((sep, rest.trim_start()))
+}
+
 fn json_examples(text: &str, declared: &[&str]) -> Vec<Example> {
     let mut out = Vec::new();
     let mut next = 0;
@@ -309,12 +323,22 @@ fn json_example(text: &str, node: &Node, declared: &[&str]) -> Option<Example> {
     if list {
         let last = calls.last()?.object;
         syntax.open = format!("{before}{}", &text[node.start..o.start]);
-        syntax.close = format!("{}{after}", &text[last.end..node.end]);
+        let mut close = &text[last.end..node.end];
         syntax.separator = match &calls[..] {
             [c1, c2, ..] => text[c1.object.end..c2.object.start].to_owned(),
             _ => ", ".into(),
         };
         syntax.separator_stated = calls.len() > 1;
+        // `{...}, ...]`: the ellipsis stands for more calls, written with the separator
+        // before it.
+        if let Some((sep, rest)) = ellipsis_item(close) {
+            if !syntax.separator_stated {
+                syntax.separator = sep.to_owned();
+                syntax.separator_stated = true;
+            }
+            close = rest;
+        }
+        syntax.close = format!("{close}{after}");
     } else {
         syntax.head = format!("{before}{}", syntax.head);
         syntax.tail = format!("{}{after}", syntax.tail);

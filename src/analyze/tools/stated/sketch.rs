@@ -133,6 +133,7 @@ impl Reader<'_> {
         let start = self.pos;
         let kind = match self.peek()? {
             '{' => self.object(depth)?,
+            '[' if self.bracketed_prose() => Kind::Placeholder,
             '[' => self.array(depth)?,
             q @ ('"' | '\'') => Kind::Str {
                 text: self.string(q)?,
@@ -192,6 +193,23 @@ impl Reader<'_> {
                 _ => return None,
             }
         }
+    }
+
+    /// `[function name]`: words in brackets on one line (at least two, no JSON punctuation)
+    /// stand for a value; consumed when so.
+    fn bracketed_prose(&mut self) -> bool {
+        let Some(len) = self.rest().find(']') else {
+            return false;
+        };
+        let inner = &self.rest()[1..len];
+        let prose = inner.split_whitespace().count() >= 2
+            && inner
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == ' ' || c == '_' || c == '-');
+        if prose {
+            self.pos += len + 1;
+        }
+        prose
     }
 
     fn array(&mut self, depth: usize) -> Option<Kind> {

@@ -119,7 +119,12 @@ pub fn marker_before(text: &str, at: usize) -> (usize, &str) {
     // Leading quotes or backticks of prose (`\`<tool_call>`) are not part of the marker.
     let lead = run.len() - run.trim_start_matches(['`', '"', '\'']).len();
     let run = &run[lead..];
-    if is_marker(run) {
+    // A word glued to the example's opening bracket (`functools[`) names the calls.
+    let glued_word = gap.is_empty()
+        && text[at..].starts_with('[')
+        && run.len() > 1
+        && run.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_marker(run) || glued_word {
         (start + lead, &text[start + lead..at])
     } else {
         (at, "")
@@ -136,8 +141,15 @@ pub fn marker_after(text: &str, at: usize) -> (usize, &str) {
         return (at, "");
     }
     let len = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
-    // Of markers written back to back, the first one.
+    // Of markers written back to back, the first one; a marker that sentence punctuation
+    // follows ends there (`<|/act|>.[/TOOLS]`).
     let len = marker_boundaries(&trimmed[..len]).next().unwrap_or(len);
+    let run = &trimmed[..len];
+    let len = run
+        .char_indices()
+        .zip(run.chars().skip(1))
+        .find(|((_, a), b)| matches!(a, '>' | ']') && prose_punctuation(*b))
+        .map_or(len, |((i, a), _)| i + a.len_utf8());
     let run = trimmed[..len].trim_end_matches(prose_punctuation);
     if is_marker(run) {
         let end = at + gap + run.len();
