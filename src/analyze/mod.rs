@@ -306,6 +306,11 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     validate::validate(&renderer, &frame, tool_scenario.as_ref(), &mut analysis);
     if let Some(scenario) = tool_scenario.as_ref() {
         read_stated_tools(&renderer, scenario, &mut analysis);
+        if analysis.stated.is_none() {
+            if let Some(t) = analysis.tools.as_mut() {
+                t.stated_wrapper = tools::stated::wrapper(&renderer, scenario, t);
+            }
+        }
     }
     analysis.preserved_tokens = collect_preserved_tokens(&analysis);
     analysis.channels = channels::select(&analysis);

@@ -175,6 +175,14 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
         );
     }
     line(out, "function close", &show(&t.function.close));
+    if let Some(w) = &t.stated_wrapper {
+        let wrapper = format!(
+            "{} … {} (stated by the tools preamble)",
+            show(&w.open),
+            show(&w.close)
+        );
+        line(out, "calls also inside", &wrapper);
+    }
     let a = &t.arguments;
     if a.markers().iter().any(|m| !m.is_empty()) {
         line(out, "arguments start", &show(&a.start));

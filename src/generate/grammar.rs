@@ -1006,6 +1006,22 @@ impl Gen<'_> {
                 b.choice([filled, empty])
             }
         };
+        // Calls inside the wrapper the tools preamble states (the template writes none): the
+        // preamble tells the model to write it, so grammars allow both forms.
+        let block = match &t.stated_wrapper {
+            Some(w) => b.choice([
+                b.seq([
+                    b.space(),
+                    self.text(w.open.trim()),
+                    b.space(),
+                    call,
+                    more(b.seq([self.lit(&w.separator), call])),
+                    self.lit_before(&w.close),
+                ]),
+                block,
+            ]),
+            None => block,
+        };
         let mut triggers: Vec<String> = Vec::new();
         let mut add = |m: &str| {
             let m = stop_text(m);
@@ -1013,6 +1029,9 @@ impl Gen<'_> {
                 triggers.push(m.to_owned());
             }
         };
+        if let Some(w) = &t.stated_wrapper {
+            add(marker_head(w.open.trim()));
+        }
         if !ss.is_empty() {
             add(ss);
             if !array {

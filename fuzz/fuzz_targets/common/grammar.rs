@@ -184,6 +184,7 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
         }),
         counter_base: None,
         name_in_id: false,
+        stated_wrapper: None,
     };
     let mut format = TurnFormat {
         reasoning: ReasoningFormat {

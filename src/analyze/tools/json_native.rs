@@ -129,6 +129,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         json: None,
         counter_base: None,
         name_in_id: false,
+        stated_wrapper: None,
     };
     if array_wrapped {
         t.section_start = one[..json.start].to_owned();

@@ -345,6 +345,22 @@ pub struct ToolAnalysis {
     /// (`functions.NAME:0`), and parsers read the name from the id.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub name_in_id: bool,
+    /// A wrapper the tools preamble states around calls written as they render
+    /// (`functools[`…`]` around rendered `{"name": …}` objects), which the template itself
+    /// does not write: models follow the preamble, so the parser reads it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_wrapper: Option<StatedWrapper>,
+}
+
+/// The opener and closer of a [`ToolAnalysis::stated_wrapper`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatedWrapper {
+    /// Before the calls (`functools[`).
+    pub open: String,
+    /// After the calls (`]`).
+    pub close: String,
+    /// Between two calls inside it (`, `).
+    pub separator: String,
 }
 
 impl ToolAnalysis {

@@ -194,6 +194,7 @@ pub fn analyze(one: &str, two: Option<&str>, layout: &CallLayout) -> Result<Tool
         json,
         counter_base: None,
         name_in_id: false,
+        stated_wrapper: None,
     })
 }
 

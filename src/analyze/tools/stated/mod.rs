@@ -184,6 +184,58 @@ pub fn analyze(
     ))
 }
 
+/// For a template whose calls render: the wrapper its tools preamble states around calls
+/// written as they render (an example list `functools[{"name": …}, ...]` of call objects that
+/// open as the rendered ones do), where the rendered turn writes none. `None` otherwise.
+pub fn wrapper(
+    renderer: &Renderer<'_>,
+    scenario: &Scenario,
+    tools: &ToolAnalysis,
+) -> Option<super::StatedWrapper> {
+    let rendered_opener = tools.per_call_start.trim();
+    // The keys of rendered JSON call objects (a plain call object, no function wrapper).
+    let keys = tools
+        .json
+        .as_ref()
+        .filter(|j| tools.format == ToolFormat::JsonNative && !j.array_wrapped)
+        .filter(|j| j.function_field.is_none() && !j.name_is_key)
+        .and_then(|j| Some((j.name_field.clone()?, j.arguments_field.clone()?)));
+    if !tools.section_start.trim().is_empty()
+        || (keys.is_none() && !rendered_opener.starts_with('{'))
+    {
+        return None;
+    }
+    let with = renderer.render(scenario).ok()?;
+    let without = renderer
+        .render(&Scenario {
+            tools: false,
+            ..scenario.clone()
+        })
+        .ok()?;
+    let preamble = Preamble::of(&with, &without);
+    let p = &ProbeSet::PRIMARY;
+    examples::find(&preamble.text, &[p.fn_first, p.fn_second])
+        .into_iter()
+        .filter(|e| e.shape == examples::Shape::Json)
+        .find_map(|e| {
+            let s = &e.syntax;
+            let (open, close) = (s.open.trim(), s.close.trim());
+            let call = format!("{}{}{}", s.head, s.mid, s.tail);
+            let opens_like_rendered = match &keys {
+                Some((name, args)) => {
+                    call.contains(&format!("\"{name}\"")) && call.contains(&format!("\"{args}\""))
+                }
+                None => s.head.trim() == rendered_opener,
+            };
+            (opens_like_rendered && open.ends_with('[') && close.starts_with(']') && open.len() > 1)
+                .then(|| super::StatedWrapper {
+                    open: open.to_owned(),
+                    close: close.to_owned(),
+                    separator: s.separator.clone(),
+                })
+        })
+}
+
 /// The format an example states, checked.
 fn read_example(
     analysis: &Analysis,
