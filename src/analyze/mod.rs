@@ -62,7 +62,7 @@ pub use switch::RoleSwitch;
 pub use tools::stated::StatedFormat;
 pub use tools::{
     ArgumentMarkers, CallIdMarkers, CallIdPosition, ElementValues, FunctionMarkers, JsonLayout,
-    NonStringValues, ToolAnalysis, ToolFormat, TypedValueMarkers,
+    NonStringValues, StatedWrapper, ToolAnalysis, ToolFormat, TypedValueMarkers,
 };
 
 use compare::Renderer;

@@ -18,7 +18,7 @@
 use chatparse::analyze::slots::Slot;
 use chatparse::analyze::{
     ArgumentMarkers, CallIdMarkers, CallIdPosition, ElementValues, FunctionMarkers, JsonLayout,
-    NonStringValues, ToolAnalysis, ToolFormat,
+    NonStringValues, StatedWrapper, ToolAnalysis, ToolFormat,
 };
 use chatparse::generate::{ChatParser, ReasoningFormat, TurnFormat};
 use chatparse::grammar::{constraint, ir, sample, GrammarError, GrammarFlavor};
@@ -199,8 +199,15 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
     };
     // Drawn last, so earlier corpus inputs keep their meaning.
     let name_in_id = kind != ToolFormat::JsonNative && b.byte() % 7 == 0;
+    // A wrapper a preamble states around the calls (`word[` … `]`), drawn after that.
+    let stated_wrapper = (b.byte() % 7 == 0).then(|| StatedWrapper {
+        open: format!("{}[", b.marker()),
+        close: "]".to_owned(),
+        separator: ", ".to_owned(),
+    });
     if let Some(t) = format.tools.as_mut() {
         t.name_in_id = name_in_id;
+        t.stated_wrapper = stated_wrapper;
     }
     format
 }
