@@ -34,6 +34,9 @@ pub fn json_at(text: &str, start: usize) -> Option<JsonSpan> {
     if !text[start..].contains('\'') {
         return None;
     }
+    if let Some(span) = mixed_python_at(text, start) {
+        return Some(span);
+    }
     let swapped: String = text
         .chars()
         .map(|c| match c {
@@ -43,6 +46,57 @@ pub fn json_at(text: &str, start: usize) -> Option<JsonSpan> {
         })
         .collect();
     parse(&swapped).map(|(end, value)| JsonSpan {
+        start,
+        end,
+        value,
+        python: true,
+    })
+}
+
+/// A Python literal at `start` whose strings mix both quote kinds (`{"name": "f", "arguments":
+/// {'a': 'x'}}`, as a template writes a dict with `%s` inside JSON text): its span runs to
+/// the bracket that closes the one at `start`.
+fn mixed_python_at(text: &str, start: usize) -> Option<JsonSpan> {
+    text[start..]
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '{' | '['))?;
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut end = None;
+    for (i, c) in text[start..].char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '{' | '[' => depth += 1,
+                '}' | ']' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        end = Some(start + i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            },
+        }
+        if depth > 64 {
+            return None;
+        }
+    }
+    let end = end?;
+    let json = crate::json::python_to_json(&text[start..end]).ok()?;
+    let value = serde_json::from_str(&json).ok()?;
+    Some(JsonSpan {
         start,
         end,
         value,
@@ -81,6 +135,12 @@ mod tests {
         let span = json_covering(text, 0, text.find('X').unwrap()).unwrap();
         assert_eq!(span.start, 11);
         assert_eq!(&text[span.end..], "</tool_call>");
+        let mixed = r#"x {"name": "f", "arguments": {'a': "it's", 'b': None}} y"#;
+        let span = json_covering(mixed, 0, mixed.find("f\"").unwrap()).unwrap();
+        assert!(span.python);
+        assert_eq!(&mixed[span.end..], " y");
+        assert_eq!(span.value["arguments"]["a"], "it's");
+        assert!(span.value["arguments"]["b"].is_null());
         let py = "[{'name': 'f'}]";
         let span = json_covering(py, 0, 5).unwrap();
         assert!(span.python);
