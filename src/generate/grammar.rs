@@ -526,6 +526,10 @@ fn loose_gaps(text: &str) -> Vec<(usize, usize)> {
     gaps
 }
 
+/// The characters of an argument name read without a marker after it (a Python keyword, a
+/// bare key of a literal object).
+const ARGUMENT_NAME_CHARS: &str = "[A-Za-z0-9_.$-]";
+
 /// The two names JSON tool calls give their arguments object (OpenAI's `arguments`, the JSON
 /// schema's `parameters`, which Llama-style calls use): models trained on one write the other
 /// too, so either is read where the template writes one of them.
@@ -1341,7 +1345,7 @@ impl Gen<'_> {
                     b.tag(
                         tags::TOOL_ARG_NAME,
                         if t.python_calls_with_quoted_values() {
-                            b.chars("[A-Za-z0-9_.$-]", 1, None)
+                            b.chars(ARGUMENT_NAME_CHARS, 1, None)
                         } else {
                             name_until(if a.name_suffix.trim().is_empty() {
                                 &a.value_prefix
@@ -1400,7 +1404,7 @@ impl Gen<'_> {
                 tags::TOOL_ARG,
                 b.seq([
                     self.lit(&a.name_prefix),
-                    b.tag(tags::TOOL_ARG_NAME, b.chars("[A-Za-z0-9_.$-]", 1, None)),
+                    b.tag(tags::TOOL_ARG_NAME, b.chars(ARGUMENT_NAME_CHARS, 1, None)),
                     b.space(),
                     b.literal("="),
                     b.space(),
@@ -1714,7 +1718,7 @@ impl Gen<'_> {
             } else {
                 b.seq([
                     b.space(),
-                    b.chars("[A-Za-z0-9_.$-]", 1, None),
+                    b.chars(ARGUMENT_NAME_CHARS, 1, None),
                     b.space(),
                     self.text(name_suffix),
                 ])
@@ -1766,7 +1770,7 @@ impl Gen<'_> {
         }
         let value = b.reference("literal-value");
         let string = b.seq([b.literal(open), b.until(close), b.literal(close)]);
-        let key = b.choice([string, b.chars("[A-Za-z0-9_.$-]", 1, None)]);
+        let key = b.choice([string, b.chars(ARGUMENT_NAME_CHARS, 1, None)]);
         // Nested containers: JSON's punctuation, or the format's own (see `LiteralSyntax`).
         let syntax = super::literal::LiteralSyntax::of(a);
         let punctuation = |json: &str, own: &str| {
