@@ -131,10 +131,8 @@ pub fn closer_before_calls(
         let at = whole.find(CONTENT)?;
         Some(whole[at + CONTENT.len()..].to_owned())
     };
-    let mut with_call = tool_scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 1)], None);
-    if let Some(turn) = with_call.turn.as_mut() {
-        turn.content = Some(CONTENT.to_owned());
-    }
+    let with_call =
+        tool_scenario.with_content_and_calls(CONTENT, vec![Call::first(&ProbeSet::PRIMARY, 1)]);
     let before_call = after_content(&with_call)?;
     let before_end = after_content(&Scenario::with_turn(Turn::content(CONTENT)))?;
     let k = marker_prefix_len(&before_call, &before_end);
@@ -157,10 +155,8 @@ pub fn wrapper_before_calls(
     tool_scenario: &Scenario,
     reasoning: &ReasoningAnalysis,
 ) -> Option<ContentAnalysis> {
-    let mut with_call = tool_scenario.with_calls(vec![Call::first(&ProbeSet::PRIMARY, 1)], None);
-    if let Some(turn) = with_call.turn.as_mut() {
-        turn.content = Some(CONTENT.to_owned());
-    }
+    let with_call =
+        tool_scenario.with_content_and_calls(CONTENT, vec![Call::first(&ProbeSet::PRIMARY, 1)]);
     let whole = frame.after_header(&renderer.render(&with_call).ok()?);
     let whole = strip_residue(&whole, reasoning);
     let at = whole.find(CONTENT)?;

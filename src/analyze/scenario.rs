@@ -296,6 +296,16 @@ impl Scenario {
         }
     }
 
+    /// This scenario ending with an assistant turn that writes `content` and then makes
+    /// `calls`.
+    pub fn with_content_and_calls(&self, content: &str, calls: Vec<Call>) -> Scenario {
+        let mut scenario = self.with_calls(calls, None);
+        if let Some(turn) = scenario.turn.as_mut() {
+            turn.content = Some(content.to_owned());
+        }
+        scenario
+    }
+
     /// The user message followed by `turn`.
     pub fn with_turn(turn: Turn) -> Scenario {
         Scenario {

@@ -132,11 +132,7 @@ fn check_content(
         }
         ContentMode::WrappedBeforeCalls => {
             let base = tool_scenario.ok_or("content wrapped before calls without tools")?;
-            let mut with_call = base.with_calls(vec![Call::first(c, 2)], None);
-            if let Some(t) = with_call.turn.as_mut() {
-                t.content = Some(c.content.to_owned());
-            }
-            scenario = Some(with_call);
+            scenario = Some(base.with_content_and_calls(c.content, vec![Call::first(c, 2)]));
         }
     }
     let scenario = scenario.unwrap_or_else(|| Scenario::with_turn(turn));

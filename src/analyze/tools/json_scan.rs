@@ -54,46 +54,18 @@ pub fn json_at(text: &str, start: usize) -> Option<JsonSpan> {
 }
 
 /// A Python literal at `start` whose strings mix both quote kinds (`{"name": "f", "arguments":
-/// {'a': 'x'}}`, as a template writes a dict with `%s` inside JSON text): its span runs to
-/// the bracket that closes the one at `start`.
+/// {'a': 'x'}}`, as a template writes a dict with `%s` inside JSON text): the scanner finds
+/// where the object or list ends.
 fn mixed_python_at(text: &str, start: usize) -> Option<JsonSpan> {
-    text[start..]
-        .chars()
-        .next()
-        .filter(|c| matches!(c, '{' | '['))?;
-    let mut depth = 0usize;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    let mut end = None;
-    for (i, c) in text[start..].char_indices() {
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None => match c {
-                '"' | '\'' => quote = Some(c),
-                '{' | '[' => depth += 1,
-                '}' | ']' => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        end = Some(start + i + 1);
-                        break;
-                    }
-                }
-                _ => {}
-            },
-        }
-        if depth > 64 {
-            return None;
-        }
+    use crate::json::{scan, Flavour, Scan, Target};
+    let rest = &text[start..];
+    if !rest.starts_with(['{', '[']) {
+        return None;
     }
-    let end = end?;
+    let Scan::Complete(len) = scan(rest.as_bytes(), Flavour::Python, Target::Value, true) else {
+        return None;
+    };
+    let end = start + len;
     let json = crate::json::python_to_json(&text[start..end]).ok()?;
     let value = serde_json::from_str(&json).ok()?;
     Some(JsonSpan {
