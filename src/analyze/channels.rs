@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 use crate::generate::{families, ChannelFormat, ChatParser, TurnFormat};
 use crate::message::{ChatRequest, Tool};
 
+use super::ToolAnalysis;
+
 use super::scenario::ProbeSet;
 use super::Analysis;
 use crate::diff::{common_prefix_len, common_suffix_len, splits_marker};
@@ -45,14 +47,26 @@ fn header_form<'a>(a: &'a str, b: &'a str) -> Option<HeaderForm<'a>> {
     }
     let (start, end) = (&a[..p], &a[a.len() - s..]);
     let (reasoning, content) = (&a[p..a.len() - s], &b[p..b.len() - s]);
-    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_');
-    (!start.trim().is_empty() && !end.trim().is_empty() && word(reasoning) && word(content))
+    (!start.trim().is_empty() && !end.trim().is_empty() && is_word(reasoning) && is_word(content))
         .then_some(HeaderForm {
             start,
             end,
             reasoning,
             content,
         })
+}
+
+/// Whether `w` is one word (a channel name).
+fn is_word(w: &str) -> bool {
+    !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Everything a rendered call writes before its function name.
+fn call_opener(t: &ToolAnalysis) -> String {
+    format!(
+        "{}{}{}",
+        t.section_start, t.per_call_start, t.function.name_prefix
+    )
 }
 
 /// Whether the channel layout `c` agrees with what `analysis` read from rendered turns.
@@ -63,9 +77,17 @@ fn agrees(c: &ChannelFormat, analysis: &Analysis, form: &HeaderForm<'_>) -> bool
     let tools_agree = analysis.tools.as_ref().is_none_or(|t| {
         let recipient = format!("{}{}", c.recipient, c.tool_recipient);
         let suffix = t.function.name_suffix.trim();
-        t.function.name_prefix.trim() == recipient
+        // The recipient before the header (`to=functions.NAME<|channel|>commentary…`), or
+        // inside it after the channel name (`<|channel|>commentary to=functions.NAME …`).
+        let recipient_first =
+            t.function.name_prefix.trim() == recipient && suffix.starts_with(&c.header_start);
+        let channel_first = call_opener(t)
+            .trim()
+            .strip_prefix(&c.header_start)
+            .and_then(|rest| rest.strip_suffix(&recipient))
+            .is_some_and(|channel| is_word(channel.trim()));
+        (recipient_first || channel_first)
             && ends(&t.function.close)
-            && suffix.starts_with(&c.header_start)
             && suffix.ends_with(&c.header_end)
     });
     c.header_start == form.start
@@ -75,7 +97,7 @@ fn agrees(c: &ChannelFormat, analysis: &Analysis, form: &HeaderForm<'_>) -> bool
         && c.reopen == reopen
         && reasoning_end
             .strip_suffix(reopen)
-            .is_some_and(|m| c.message_ends.iter().any(|e| e == m))
+            .is_some_and(|m| c.message_ends.iter().any(|e| e == m.trim()))
         && ends(&analysis.content.end)
         && tools_agree
 }
@@ -114,7 +136,7 @@ fn round_trip(analysis: &Analysis, c: &ChannelFormat) -> Result<(), String> {
         let args = json!({p.arg_first: p.value_first});
         let call = format!(
             "{}{}{}{}{}",
-            t.function.name_prefix.trim_start(),
+            call_opener(t).trim_start(),
             p.fn_first,
             t.function.name_suffix,
             args,

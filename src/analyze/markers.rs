@@ -157,6 +157,21 @@ pub fn marker_spans(text: &str) -> Vec<(usize, usize)> {
     spans
 }
 
+/// `text` cut after each whole marker that has more text after it (`<|start|>`, `assistant`
+/// for `<|start|>assistant`): where a tokenizer that marks word starts writes a space.
+pub fn split_after_markers(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for (_, end) in marker_spans(text) {
+        if end > at && end < text.len() {
+            pieces.push(&text[at..end]);
+            at = end;
+        }
+    }
+    pieces.push(&text[at..]);
+    pieces
+}
+
 /// The closing bracket paired with `open` in [`OPENING_BRACKETS`] / [`CLOSING_BRACKETS`].
 fn closing_of(open: char) -> Option<char> {
     let index = OPENING_BRACKETS.chars().position(|c| c == open)?;
@@ -406,6 +421,20 @@ mod tests {
         assert_eq!(trailing_marker("\n[[call]]"), Some("[[call]]"));
         assert_eq!(element_prefix("[[reason]]x[[/reason]][[call]]"), "[[call]]");
         assert_eq!(trailing_marker("text]"), None);
+    }
+
+    #[test]
+    fn splits_after_markers_with_text_after_them() {
+        assert_eq!(
+            split_after_markers("<|start|>assistant"),
+            ["<|start|>", "assistant"]
+        );
+        assert_eq!(
+            split_after_markers("<|end|><|start|>assistant"),
+            ["<|end|>", "<|start|>", "assistant"]
+        );
+        assert_eq!(split_after_markers("[END]"), ["[END]"]);
+        assert_eq!(split_after_markers("assistant"), ["assistant"]);
     }
 
     #[test]

@@ -1947,6 +1947,17 @@ impl Gen<'_> {
     }
 }
 
+/// `text` with optional whitespace after each whole marker in it (`<|start|> assistant` for
+/// `<|start|>assistant`), the space such tokenizers write after a special token.
+fn spaced_after_markers(b: &GrammarBuilder, text: &str) -> Parser {
+    let pieces = crate::analyze::markers::split_after_markers(text);
+    let spaced = pieces.iter().enumerate().flat_map(|(i, piece)| {
+        let space = (i > 0).then(|| b.space());
+        space.into_iter().chain([b.literal(piece)])
+    });
+    b.seq(spaced.collect::<Vec<_>>())
+}
+
 /// The grammar of a channel-message turn (see [`ChannelFormat`]):
 ///
 /// ```text
@@ -1966,7 +1977,7 @@ fn channel_grammar(
     stops.push(c.reopen.clone());
     stops.retain(|s| !s.is_empty());
     let end = b.optional(b.choice(c.message_ends.iter().map(|m| b.literal(m))));
-    let reopen = b.optional(b.seq([b.space(), b.literal(&c.reopen)]));
+    let reopen = b.optional(b.seq([b.space(), spaced_after_markers(&b, &c.reopen)]));
     // The content type: `<|constrain|>json` as models write it, or a bare `json` as
     // templates render it.
     let constrain = b.optional(b.seq([
@@ -1974,17 +1985,22 @@ fn channel_grammar(
         b.choice([
             b.seq([
                 b.literal(&c.constrain),
+                b.space(),
                 b.chars("[A-Za-z0-9_.\\-]", 0, None),
             ]),
             word(),
         ]),
     ]));
     let header_end = b.seq([constrain, b.space(), b.literal(&c.header_end)]);
+    // A word may follow a space after a special token: tokenizers that mark word starts
+    // (SentencePiece's `▁`) decode the word after a special token with one
+    // (`<|channel|> final`, `<|start|> assistant`, `<|constrain|> json`).
+    let header_start = || b.seq([b.literal(&c.header_start), b.space()]);
     let channel = |names: &[String]| b.choice(names.iter().map(|n| b.literal(n)));
     let with_recipient = |recipient: Parser| {
         b.choice([
-            b.seq([recipient, b.space(), b.literal(&c.header_start), word()]),
-            b.seq([b.literal(&c.header_start), word(), b.space(), recipient]),
+            b.seq([recipient, b.space(), header_start(), word()]),
+            b.seq([header_start(), word(), b.space(), recipient]),
         ])
     };
     let tool_recipient = b.seq([
@@ -2007,17 +2023,16 @@ fn channel_grammar(
                 b.tag(tags::TOOL_ARGS, b.json()),
                 b.space(),
                 end,
+                // The header re-opened for the next message belongs to the call, so that a
+                // constraint grammar built from calls writes it between two calls.
+                reopen,
             ]),
         ));
     }
     // Messages to other recipients are dropped, as are headers left without a message.
     alternatives.push(b.seq([with_recipient(other_recipient), header_end, body(), end]));
     alternatives.push(with_recipient(other_recipient));
-    let reasoning_header = b.seq([
-        b.literal(&c.header_start),
-        channel(&c.reasoning_channels),
-        header_end,
-    ]);
+    let reasoning_header = b.seq([header_start(), channel(&c.reasoning_channels), header_end]);
     if options.extract_reasoning {
         alternatives.push(b.seq([reasoning_header, b.tag(tags::REASONING, body()), end]));
     } else {
@@ -2025,7 +2040,7 @@ fn channel_grammar(
         alternatives.push(b.tag(tags::CONTENT, b.seq([reasoning_header, body(), end])));
     }
     alternatives.push(b.seq([
-        b.literal(&c.header_start),
+        header_start(),
         channel(&c.content_channels),
         header_end,
         b.tag(tags::CONTENT, body()),

@@ -478,6 +478,17 @@ fn turn_end(turn_end: &str) -> Expr {
     ]))
 }
 
+/// `text` with optional whitespace after each whole marker in it (`<|start|> assistant` for
+/// `<|start|>assistant`), as the channel parser reads it.
+fn spaced_after_markers(text: &str) -> Expr {
+    let pieces = crate::analyze::markers::split_after_markers(text);
+    let spaced = pieces.iter().enumerate().flat_map(|(i, piece)| {
+        let space = (i > 0).then(Expr::space);
+        space.into_iter().chain([Expr::lit(piece)])
+    });
+    Expr::seq(spaced.collect::<Vec<_>>())
+}
+
 /// What a non-lazy grammar allows before the calls: the reasoning block of the format (the
 /// rest of it when the prompt opened it), then whitespace.
 fn prelude(parser: &ChatParser) -> Expr {
@@ -499,16 +510,18 @@ fn prelude(parser: &ChatParser) -> Expr {
     if let Some(c) = &format.channels {
         // Reasoning messages before the call: header, reasoning channel, body, message end,
         // and the header reopened.
+        // A word may follow a space after a special token, as the parser reads it.
         let message = Expr::seq([
             Expr::space(),
             Expr::lit(&c.header_start),
+            Expr::space(),
             Expr::alt(c.reasoning_channels.iter().map(|n| Expr::lit(n))),
             Expr::space(),
             Expr::lit(&c.header_end),
             Expr::excluding(c.message_ends.iter().chain([&c.header_start])),
             Expr::alt(c.message_ends.iter().map(|n| Expr::lit(n))),
             Expr::space(),
-            Expr::optional(Expr::lit(&c.reopen)),
+            Expr::optional(spaced_after_markers(&c.reopen)),
         ]);
         return Expr::seq([Expr::repeat(message, 0, None), Expr::space()]);
     }
