@@ -230,3 +230,34 @@ fn every_grammar_round_trips_on_fixed_seeds() {
         problems.join("\n\n")
     );
 }
+
+/// Where the template writes containers as elements, the grammar writes them so too (besides
+/// JSON): some sample of each such fixture holds an array item element, and (by the test
+/// above) parses back to the arguments it was drawn with.
+#[test]
+fn element_formats_sample_elements() {
+    let mut checked = 0;
+    for subject in subjects() {
+        let Some(e) = subject
+            .parser
+            .format()
+            .tools
+            .as_ref()
+            .and_then(|t| t.arguments.element_values.clone())
+        else {
+            continue;
+        };
+        let item = format!("{}{}{}", e.open.trim(), e.item, e.name_value.trim());
+        let written = (0..256).any(|seed| {
+            sample(&subject.constraint.rules, seed).text.contains(&item)
+                && check(subject, seed).is_ok()
+        });
+        assert!(
+            written,
+            "{}: no sample writes an item element «{item}»",
+            subject.id
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} fixtures write elements");
+}

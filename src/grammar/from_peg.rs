@@ -37,9 +37,9 @@
 //! - values read up to what follows them (an end marker a value may hold, `"` or `, `):
 //!   written as text holding none of the end markers (stricter than the parser);
 //! - values the template writes as elements (`<k>v</k>`, the generator's
-//!   [`ELEMENT_LIST_RULE`](crate::generate::grammar::ELEMENT_LIST_RULE)): not written; object
-//!   and array parameters follow their schema as JSON, which the parser reads as well, and
-//!   strings are text (stricter than the parser, never wrong);
+//!   [`ELEMENT_LIST_RULE`](crate::generate::grammar::ELEMENT_LIST_RULE)): object and array
+//!   parameters follow their schema as JSON or as the template's elements (members in declared
+//!   order, see [`super::elements`]), both of which the parser reads, and strings are text;
 //! - a JSON call object `{ (!K other ,)* R (, member)* }` (members a choice of the name, the
 //!   arguments, the id, any other key): its known members each at most once, in any order, the
 //!   required one present, and no other key (see `member_object`).
@@ -115,6 +115,8 @@ pub(crate) struct FromPeg<'a> {
     /// Names are read from call ids (see [`id_name`](crate::generate::id_name)): a name
     /// read up to a delimiter may have id text around it.
     name_in_id: bool,
+    /// The template writes container values as these elements.
+    elements: Option<crate::analyze::ElementValues>,
 }
 
 impl<'a> FromPeg<'a> {
@@ -145,6 +147,7 @@ impl<'a> FromPeg<'a> {
             python_values,
             verbatim: None,
             name_in_id: false,
+            elements: None,
         }
     }
 
@@ -187,6 +190,12 @@ impl<'a> FromPeg<'a> {
     }
 
     /// Strings in `quote` are written verbatim (see [`Json::verbatim`]).
+    /// The template writes container values as elements (`<k>v</k>`): a container
+    /// parameter's value is its schema as JSON or as such elements.
+    pub(crate) fn element_values(&mut self, elements: Option<crate::analyze::ElementValues>) {
+        self.elements = elements;
+    }
+
     pub(crate) fn verbatim_quote(&mut self, quote: Option<(char, Vec<char>)>) {
         self.verbatim = quote;
     }
@@ -992,9 +1001,18 @@ impl<'a> FromPeg<'a> {
             // A scalar value may be a verbatim string (nested strings are literals).
             let verbatim = self.verbatim.clone().filter(|_| is_scalar(schema));
             let outer = std::mem::replace(&mut self.json.verbatim, verbatim);
+            // A container (never a string: the reader keeps text as a string where the
+            // schema allows one) may be written as the template's elements.
+            let elements = self.elements.clone().filter(|_| {
+                let types = crate::message::request::declared_types(schema);
+                types.iter().any(|t| t == "object" || t == "array")
+                    && !types.iter().any(|t| t == "string")
+            });
+            let outer_elements = std::mem::replace(&mut self.json.elements, elements);
             let id = self.json.schema(&rule_name, schema);
             self.json.python = flavour;
             self.json.verbatim = outer;
+            self.json.elements = outer_elements;
             (id?, ValueKind::Json)
         } else if let Some((open, close)) = self.literal.clone() {
             // Literal values with custom quotes: the parameter's schema written as a literal

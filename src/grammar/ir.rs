@@ -414,6 +414,8 @@ pub struct SchemaRule {
     pub verbatim: Option<char>,
     /// No whitespace between tokens but one optional space after `,` and `:`.
     pub compact: bool,
+    /// Containers may also be written as these elements (see [`super::elements`]).
+    pub elements: Option<crate::analyze::ElementValues>,
 }
 
 /// One named rule.

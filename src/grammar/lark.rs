@@ -17,7 +17,8 @@
 //! - text without some delimiters is a terminal of its own, `/(?s:.*)/ & ~/(?s:.*)(D1|D2)(?s:.*)/`
 //!   (llguidance's and/not operators), used inside the runs;
 //! - a JSON-flavour schema rule is `name: %json {schema}` (llguidance's own JSON Schema
-//!   compiler; its expansion rules are left out); Python-flavour schema rules stay expanded.
+//!   compiler; its expansion rules are left out); Python-flavour schema rules and those with
+//!   an element form stay expanded.
 //!
 //! Names: a rule `call-get-weather` is `call_get_weather`, a terminal `CALL_GET_WEATHER` (the
 //! mapping llguidance's GBNF converter uses); the root rule is `start`.
@@ -128,7 +129,7 @@ fn kinds(rules: &Rules) -> Vec<Kind> {
         .map(|r| {
             r.schema
                 .as_ref()
-                .is_some_and(|s| !s.python && s.quotes.is_none())
+                .is_some_and(|s| !s.python && s.quotes.is_none() && s.elements.is_none())
         })
         .collect();
     // Rules reached only through %json rules are not printed.

@@ -55,7 +55,8 @@
 //!   otherwise.
 //! - Tagged arguments and the members of a JSON call object come in any order, each at most
 //!   once (one rule per set written so far); Python-dict arguments use expanded rules in both
-//!   flavours (`%json` is JSON only).
+//!   flavours (`%json` is JSON only), as do container arguments of a template that writes
+//!   containers as elements (JSON, or the elements in declared order: see [`elements`]).
 //! - A trigger inside the reasoning starts the grammar there (as llama.cpp's word triggers
 //!   do); for channel formats (whose headers also open reasoning) the trigger is a pattern
 //!   through the tool name. A trigger split between the prompt's prefill and the output never
@@ -67,6 +68,7 @@
 //! - Required (non-lazy) grammars write the reasoning as the format delimits it (opener, text
 //!   without the closer, closer), not with the PEG's look-aheads past call markers.
 
+pub mod elements;
 pub mod from_peg;
 pub mod gbnf;
 pub mod ir;
@@ -251,6 +253,12 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             &mut rules,
         );
         t.names_in_ids(format.tools.as_ref().is_some_and(|t| t.name_in_id));
+        t.element_values(
+            format
+                .tools
+                .as_ref()
+                .and_then(|t| t.arguments.element_values.clone()),
+        );
         if parser.values.verbatim_literals() {
             let quote = parser
                 .literal_quotes

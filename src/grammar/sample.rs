@@ -212,7 +212,14 @@ impl Walker<'_> {
             Value::String(s) if !s.contains(quote) => Some(format!("{quote}{s}{quote}")),
             _ => None,
         });
-        let text = if let Some(text) = literal.or(verbatim) {
+        // A container as the template's elements, where the rule allows them and they write
+        // this value.
+        let elements = schema
+            .elements
+            .as_ref()
+            .filter(|_| self.below(2) == 0)
+            .and_then(|e| super::elements::elements_text(&value, &schema.schema, e));
+        let text = if let Some(text) = literal.or(verbatim).or(elements) {
             text
         } else if schema.verbatim.is_some() {
             value.to_string()

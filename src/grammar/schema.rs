@@ -24,6 +24,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use crate::analyze::ElementValues;
+
 use super::ir::{CharSet, Expr, RuleId, Rules, SchemaRule};
 use super::GrammarError;
 
@@ -48,6 +50,9 @@ pub(crate) struct Json<'r> {
     /// No whitespace between tokens but one space after a separator (values whose end the
     /// parser finds by what follows them, where a line break may end the value).
     pub(crate) compact: bool,
+    /// Containers may also be written as these elements (see [`super::elements`]): set
+    /// while the schema of a tagged container value is built.
+    pub(crate) elements: Option<ElementValues>,
     /// The generic rules built so far, per name, flavour (`python`), literal quoting,
     /// verbatim strings and compactness.
     generic: HashMap<(&'static str, bool, bool, bool, bool), RuleId>,
@@ -73,6 +78,7 @@ impl<'r> Json<'r> {
             quotes: None,
             verbatim: None,
             compact: false,
+            elements: None,
             generic: HashMap::new(),
         }
     }
@@ -460,7 +466,13 @@ impl<'r> Json<'r> {
             root: &normalized,
             refs: HashMap::new(),
         };
-        let body = self.schema_expr(&mut ctx, &normalized, 0)?;
+        let mut body = self.schema_expr(&mut ctx, &normalized, 0)?;
+        if let Some(e) = self.elements.clone() {
+            let elements = self.elements_expr(&normalized, &e)?;
+            if elements != Expr::Never {
+                body = Expr::alt([body, elements]);
+            }
+        }
         self.rules.set_body(id, body)?;
         for i in first_internal..self.rules.rules().len() {
             self.rules.rule_mut(RuleId(i)).schema_internal = true;
@@ -471,6 +483,7 @@ impl<'r> Json<'r> {
             quotes: self.quotes.clone(),
             verbatim: self.verbatim.as_ref().map(|(quote, _)| *quote),
             compact: self.compact,
+            elements: self.elements.clone(),
         });
         Ok(id)
     }
@@ -595,11 +608,7 @@ impl<'r> Json<'r> {
         obj: &Map<String, Value>,
         depth: usize,
     ) -> Result<Expr, GrammarError> {
-        let required: Vec<&str> = obj
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required = required_names(obj);
         let mut items: Vec<(Expr, bool)> = Vec::new();
         let empty = Map::new();
         let props = obj
@@ -837,8 +846,16 @@ pub fn literal_text(value: &Value, open: &str, close: &str) -> Option<String> {
     })
 }
 
+/// The names an object schema's `required` lists.
+pub(super) fn required_names(obj: &Map<String, Value>) -> Vec<&str> {
+    obj.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
 /// `-?(0|[1-9][0-9]*)`.
-fn integer_expr() -> Expr {
+pub(super) fn integer_expr() -> Expr {
     Expr::seq([
         Expr::optional(Expr::lit("-")),
         Expr::alt([Expr::lit("0"), Expr::seq([class(&[('1', '9')]), digits(0)])]),
