@@ -10,12 +10,16 @@
 //! alternative the value keeps beside them. Nesting is bounded ([`MAX_ELEMENT_DEPTH`]): a
 //! deeper (or recursive) schema has no element form past it.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use crate::analyze::slots::{self, Slot};
 use crate::analyze::ElementValues;
+use crate::message::request::declared_types;
 
-use super::ir::Expr;
+use super::ir::{Expr, RuleId};
 use super::schema::{integer_expr, required_names, Json};
 use super::GrammarError;
 
@@ -29,6 +33,8 @@ struct Syntax<'e> {
     close: &'e str,
     close_start: &'e str,
     item: &'e str,
+    /// The rule of each `$ref` pointer's element value, once built.
+    refs: RefCell<HashMap<String, RuleId>>,
 }
 
 impl<'e> Syntax<'e> {
@@ -37,12 +43,13 @@ impl<'e> Syntax<'e> {
     fn of(e: &'e ElementValues) -> Option<Syntax<'e>> {
         let (open, name_value, close) = (e.open.trim(), e.name_value.trim(), e.close.trim());
         let close_start = slots::head(close);
-        (!open.is_empty() && !name_value.is_empty() && !close_start.is_empty()).then_some(Syntax {
+        (!open.is_empty() && !name_value.is_empty() && !close_start.is_empty()).then(|| Syntax {
             open,
             name_value,
             close,
             close_start,
             item: e.item.as_str(),
+            refs: RefCell::new(HashMap::new()),
         })
     }
 
@@ -79,6 +86,13 @@ fn resolve<'s>(root: &'s Value, mut schema: &'s Value) -> &'s Value {
         }
     }
     schema
+}
+
+/// Whether a value of `schema` is a container and never a string (the reader keeps text as a
+/// string where the schema allows one): the values written as elements.
+pub(crate) fn container_only(schema: &Value) -> bool {
+    let types = declared_types(resolve(schema, schema));
+    types.iter().any(|t| t == "object" || t == "array") && !types.iter().any(|t| t == "string")
 }
 
 /// Whether `depth` is within [`MAX_ELEMENT_DEPTH`].
@@ -244,7 +258,23 @@ impl Json<'_> {
         if !within(depth) {
             return Ok(Expr::Never);
         }
-        let schema = resolve(root, schema);
+        // A referenced schema is one rule, whatever refers to it (recursion stays a
+        // reference, never an expansion).
+        if let Some(pointer) = schema.get("$ref").and_then(Value::as_str) {
+            if let Some(id) = syntax.refs.borrow().get(pointer) {
+                return Ok(Expr::Ref(*id));
+            }
+            let id = self.rules.declare("element-ref")?;
+            syntax.refs.borrow_mut().insert(pointer.to_owned(), id);
+            let target = resolve(root, schema);
+            let body = if target.get("$ref").is_some() {
+                Expr::Never
+            } else {
+                self.element_value(syntax, root, target, depth + 1)?
+            };
+            self.rules.set_body(id, body)?;
+            return Ok(Expr::Ref(id));
+        }
         let Value::Object(obj) = schema else {
             // `true` or no schema: text.
             return Ok(self.element_text(syntax));

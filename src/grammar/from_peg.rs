@@ -871,7 +871,7 @@ impl<'a> FromPeg<'a> {
                 let Some(name) = param(tool, Some(i)) else {
                     return self.expr(inner, ctx, d);
                 };
-                let schema = tool.parameter(&name).cloned().unwrap_or(Value::Bool(true));
+                let schema = tool.parameter_schema(&name).unwrap_or(Value::Bool(true));
                 let raw = ArgumentKind::of_schema(&schema) == ArgumentKind::String;
                 match (tag, raw) {
                     (tags::TOOL_ARG_STRING, false) | (tags::TOOL_ARG_JSON, true) => Ok(Expr::Never),
@@ -1003,11 +1003,10 @@ impl<'a> FromPeg<'a> {
             let outer = std::mem::replace(&mut self.json.verbatim, verbatim);
             // A container (never a string: the reader keeps text as a string where the
             // schema allows one) may be written as the template's elements.
-            let elements = self.elements.clone().filter(|_| {
-                let types = crate::message::request::declared_types(schema);
-                types.iter().any(|t| t == "object" || t == "array")
-                    && !types.iter().any(|t| t == "string")
-            });
+            let elements = self
+                .elements
+                .clone()
+                .filter(|_| super::elements::container_only(schema));
             let outer_elements = std::mem::replace(&mut self.json.elements, elements);
             let id = self.json.schema(&rule_name, schema);
             self.json.python = flavour;

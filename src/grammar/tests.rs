@@ -207,3 +207,62 @@ fn literal_values_read_back_as_the_values_written() {
     // A string holding the closing quote cannot be written.
     assert_eq!(literal_text(&json!("a<|\"|>b"), q, q), None);
 }
+
+#[test]
+fn container_arguments_may_be_written_as_the_templates_elements() {
+    // A recursive schema (a tree with three recursive members) stays a reference per `$ref`:
+    // built at once, never expanded level by level.
+    let source = include_str!("../../fixtures/elements-arg-attr/template.jinja");
+    let template = ChatTemplate::new("elements", source).unwrap();
+    let analysis = analyze(&template);
+    let node = json!({
+        "type": "object",
+        "properties": {
+            "label": {"type": "string"},
+            "a": {"$ref": "#/$defs/node"},
+            "b": {"$ref": "#/$defs/node"},
+            "c": {"$ref": "#/$defs/node"}
+        },
+        "required": ["label"]
+    });
+    let mut request: ChatRequest = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [{"type": "function", "function": {"name": "plant", "parameters": {
+            "type": "object",
+            "properties": {"tree": {"$ref": "#/$defs/node"}, "sizes": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["tree"],
+            "$defs": {"node": node}
+        }}}]
+    }))
+    .unwrap();
+    request.parallel_tool_calls = false;
+    let parser = ChatParser::new(&template, &analysis, &request).unwrap();
+    let lark = parser
+        .decoding_grammar(GrammarFlavor::Lark)
+        .unwrap()
+        .grammar;
+    let output = "<calls>\n<invoke name=\"plant\">\n<arg name=\"tree\">\n<label>root</label>\n<b>\n<label>kid</label>\n</b>\n</arg>\n<arg name=\"sizes\">\n<li>3</li>\n<li>-4</li>\n</arg>\n</invoke>\n</calls>";
+    assert!(lark_accepts(&lark, output), "{lark}");
+    let message = parser.parse(output).message;
+    let args: serde_json::Value = serde_json::from_str(&message.tool_calls[0].arguments).unwrap();
+    assert_eq!(
+        args,
+        json!({"tree": {"label": "root", "b": {"label": "kid"}}, "sizes": [3, -4]})
+    );
+    // Members come in the schema's order, and a required one is present.
+    let swapped = output.replace(
+        "<label>root</label>\n<b>\n<label>kid</label>\n</b>",
+        "<b>\n<label>kid</label>\n</b>\n<label>root</label>",
+    );
+    assert!(!lark_accepts(&lark, &swapped));
+    assert!(!lark_accepts(
+        &lark,
+        &output.replace("<label>kid</label>\n", "")
+    ));
+    // JSON stays allowed.
+    let json = output.replace(
+        "\n<label>root</label>\n<b>\n<label>kid</label>\n</b>\n",
+        r#"{"label": "root", "b": {"label": "kid"}}"#,
+    );
+    assert!(lark_accepts(&lark, &json));
+}

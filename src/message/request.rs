@@ -298,6 +298,21 @@ impl Tool {
         self.properties()?.get(name)
     }
 
+    /// The schema of the parameter `name` as a schema of its own: the tool's definitions
+    /// (`$defs`, `definitions`) carried into it, so its local references (`#/$defs/Item`)
+    /// resolve from it as they do from the whole parameters schema.
+    pub fn parameter_schema(&self, name: &str) -> Option<Value> {
+        let mut schema = self.parameter(name)?.clone();
+        if let Value::Object(obj) = &mut schema {
+            for key in ["$defs", "definitions"] {
+                if let Some(defs) = self.function.parameters.get(key) {
+                    obj.entry(key).or_insert_with(|| defs.clone());
+                }
+            }
+        }
+        Some(schema)
+    }
+
     /// Whether `name` is listed in the schema's `required` array.
     pub fn is_required(&self, name: &str) -> bool {
         self.function
