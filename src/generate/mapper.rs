@@ -26,6 +26,9 @@
 //!   value that is not JSON but a Python literal of another type than string becomes that
 //!   JSON value (streamed containers go through the incremental converter); string-typed
 //!   parameters keep the text.
+//! - A value streamed as JSON passes on its longest valid JSON prefix only; a malformed one is
+//!   cut at its first invalid byte and, when it ends, completed by appending (see
+//!   [`ValueStream`]), so the arguments stay JSON.
 //! - Python-dict arguments are normalised to JSON by the builder.
 //! - Reasoning and content lose their outer whitespace: leading whitespace is dropped, and
 //!   trailing whitespace is held back until more text follows (trimming both ways is
@@ -35,6 +38,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::analyze::{ElementValues, ToolAnalysis};
+use crate::json::ValueStream;
 use crate::message::python::PythonToJson;
 use crate::message::request::declared_types;
 use crate::message::{
@@ -185,6 +189,9 @@ pub(crate) struct ValueFormat {
     quoted_python_strings: bool,
     /// Objects and arrays are written as elements.
     elements: Option<ElementValues>,
+    /// The template writes every value between a pair of quotes (`key="%s"`): whitespace
+    /// inside them is the value's, not layout.
+    quoted: bool,
 }
 
 impl ValueFormat {
@@ -217,6 +224,10 @@ impl ValueFormat {
             verbatim_literals: a.verbatim_strings,
             quoted_python_strings: tools.is_some_and(ToolAnalysis::python_calls_with_bare_strings),
             elements: a.element_values.clone(),
+            quoted: ['"', '\''].into_iter().any(|q| {
+                let before = format!("{}{}", a.name_suffix, a.value_prefix);
+                before.trim_end().ends_with(q) && a.value_suffix.trim_start().starts_with(q)
+            }),
         }
     }
 
@@ -236,7 +247,8 @@ impl ValueFormat {
     /// The JSON of a complete value whose parameter may be another type than string (`raw`:
     /// its text as written; `may_be_string`: the schema allows a string): a wrapped string
     /// when the template wraps strings only, else JSON or a Python literal read from the
-    /// text as other values are written, else the string (trimmed).
+    /// text as other values are written, else the string (trimmed, unless the template
+    /// quotes every value).
     fn whole(&self, raw: &str, may_be_string: bool) -> String {
         let (json_text, wrapped) = self.json_text.decode(raw);
         if wrapped && self.wrapped_strings && may_be_string {
@@ -247,7 +259,8 @@ impl ValueFormat {
             return json;
         }
         let text = self.text.decode(raw).0;
-        serde_json::Value::String(text.trim().to_owned()).to_string()
+        let text = if self.quoted { &text } else { text.trim() };
+        serde_json::Value::String(text.to_owned()).to_string()
     }
 }
 
@@ -288,6 +301,8 @@ pub struct Mapper<'t> {
     decoder: ValueDecoder,
     /// Converts the open streamed value when it is a Python literal.
     python_value: Option<PythonToJson>,
+    /// The JSON value streamed (JSON flavour): passes on its valid prefix only.
+    json_value: Option<ValueStream>,
     kinds: &'t [(TagId, Kind)],
     /// Calls carry ids: a call is held back from streams until its id is known.
     expects_id: bool,
@@ -354,6 +369,7 @@ impl<'t> Mapper<'t> {
             values,
             decoder: ValueDecoder::new(),
             python_value: None,
+            json_value: None,
             kinds: &kinds.0,
             expects_id,
             literal_quotes,
@@ -837,14 +853,27 @@ impl<'t> Mapper<'t> {
     /// Pushes decoded JSON text of a streamed value (converted when Python literals are
     /// possible: JSON passes the converter unchanged).
     fn push_streamed_json(&mut self, text: &str) {
-        if !self.values.python {
-            self.builder.push_arguments(text);
-            return;
-        }
-        let mut out = String::with_capacity(text.len() + 4);
-        self.python_value
-            .get_or_insert_with(PythonToJson::new)
-            .push(text, &mut out);
+        let converted;
+        let json = if self.values.python {
+            let mut out = String::with_capacity(text.len() + 4);
+            self.python_value
+                .get_or_insert_with(PythonToJson::new)
+                .push(text, &mut out);
+            converted = out;
+            converted.as_str()
+        } else {
+            text
+        };
+        self.push_valid_json(json);
+    }
+
+    /// Passes on JSON text of the streamed value up to where it stops being valid JSON (a
+    /// malformed value is cut there and completed when it ends, see [`ValueStream`]).
+    fn push_valid_json(&mut self, json: &str) {
+        let mut out = String::with_capacity(json.len());
+        self.json_value
+            .get_or_insert_with(ValueStream::new)
+            .push(json, &mut out);
         self.builder.push_arguments(&out);
     }
 
@@ -862,7 +891,10 @@ impl<'t> Mapper<'t> {
                 if let Some(mut python) = self.python_value.take() {
                     let mut rest = String::new();
                     python.finish(&mut rest);
-                    self.builder.push_arguments(&rest);
+                    self.push_valid_json(&rest);
+                }
+                if let Some(json) = self.json_value.take() {
+                    self.builder.push_arguments(&json.finish());
                 }
             }
             _ => {}
@@ -881,6 +913,7 @@ impl<'t> Mapper<'t> {
     fn start_value(&mut self, first: &str, typed: Typed) {
         self.decoder = ValueDecoder::new();
         self.python_value = None;
+        self.json_value = None;
         self.value_may_be_string = typed != Typed::Json;
         match typed {
             Typed::Schema => {}

@@ -732,6 +732,11 @@ impl<'a> FromPeg<'a> {
             Node::Choice(items) if self.reads_text(p) => {
                 return self.until_tail(*items.last()?, depth + 1)
             }
+            // A value read up to what follows it is written as its first text only (see
+            // `guided_text`): as after that text.
+            Node::Seq(_) if self.guided_text(p).is_some() => {
+                return self.until_tail(self.guided_text(p)?, depth + 1)
+            }
             Node::Seq(items) => return self.until_tail(*items.last()?, depth + 1),
             _ => return None,
         };
