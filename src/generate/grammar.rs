@@ -138,6 +138,7 @@ pub fn build_grammar(
         literal_values: format.literal_values,
         tool_names: &options.tool_names,
         reasoning_start: &format.reasoning.start,
+        reasoning_end: &format.reasoning.end,
     };
     let mut triggers: Vec<String> = Vec::new();
     let mut alternatives = Vec::new();
@@ -626,6 +627,8 @@ struct Gen<'a> {
     tool_names: &'a [String],
     /// The reasoning opener (reasoning may come between calls).
     reasoning_start: &'a str,
+    /// The reasoning closer (a stray one may follow the last call).
+    reasoning_end: &'a str,
 }
 
 impl Gen<'_> {
@@ -1635,8 +1638,12 @@ impl Gen<'_> {
                 self.text(stop_text(&t.function.name_suffix)),
             ]));
         }
-        for m in [t.section_end.as_str(), self.reasoning_start] {
-            if !m.is_empty() {
+        for m in [
+            t.section_end.as_str(),
+            self.reasoning_start,
+            self.reasoning_end,
+        ] {
+            if !m.trim().is_empty() {
                 after_call.push(exact(m));
             }
         }

@@ -32,6 +32,7 @@ pub(super) fn switch_grammar(
         literal_values: format.literal_values,
         tool_names: &options.tool_names,
         reasoning_start: &format.reasoning.start,
+        reasoning_end: &format.reasoning.end,
     };
     let (header, end) = (s.header.trim(), s.message_end.trim());
     let te = turn_end_forms(&[&format.turn_end, &format.tool_turn_end, &s.message_end]);
