@@ -1396,7 +1396,11 @@ impl<'a> FromPeg<'a> {
         else {
             return Ok(None);
         };
-        if !shaped || members.first() != Some(&required) || members[1..] != others[..] {
+        // Members after the required one: the others (a repeated required key is another
+        // key to the parser), or, in the older shape, the required one and the others.
+        let after_shape = members[..] == others[..]
+            || (members.first() == Some(&required) && members[1..] == others[..]);
+        if !shaped || !after_shape {
             return Ok(None);
         }
         let plain = Ctx {
