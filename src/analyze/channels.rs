@@ -15,10 +15,8 @@ use serde_json::{json, Value};
 use crate::generate::{families, ChannelFormat, ChatParser, TurnFormat};
 use crate::message::{ChatRequest, Tool};
 
-use super::ToolAnalysis;
-
 use super::scenario::ProbeSet;
-use super::Analysis;
+use super::{Analysis, ToolAnalysis};
 use crate::diff::{common_prefix_len, common_suffix_len, splits_marker};
 
 /// A channel header form: the text before and after the channel name, and the names of the

@@ -870,11 +870,11 @@ impl<'t> Mapper<'t> {
     /// Passes on JSON text of the streamed value up to where it stops being valid JSON (a
     /// malformed value is cut there and completed when it ends, see [`ValueStream`]).
     fn push_valid_json(&mut self, json: &str) {
-        let mut out = String::with_capacity(json.len());
-        self.json_value
+        let valid = self
+            .json_value
             .get_or_insert_with(ValueStream::new)
-            .push(json, &mut out);
-        self.builder.push_arguments(&out);
+            .push(json);
+        self.builder.push_arguments(valid);
     }
 
     /// Ends the open streamed value (string or JSON): what the decoder and the converter

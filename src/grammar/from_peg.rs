@@ -189,13 +189,13 @@ impl<'a> FromPeg<'a> {
         g.node(p)
     }
 
-    /// Strings in `quote` are written verbatim (see [`Json::verbatim`]).
     /// The template writes container values as elements (`<k>v</k>`): a container
     /// parameter's value is its schema as JSON or as such elements.
     pub(crate) fn element_values(&mut self, elements: Option<crate::analyze::ElementValues>) {
         self.elements = elements;
     }
 
+    /// Strings in `quote` are written verbatim (see [`Json::verbatim`]).
     pub(crate) fn verbatim_quote(&mut self, quote: Option<(char, Vec<char>)>) {
         self.verbatim = quote;
     }
@@ -1396,11 +1396,9 @@ impl<'a> FromPeg<'a> {
         else {
             return Ok(None);
         };
-        // Members after the required one: the others (a repeated required key is another
-        // key to the parser), or, in the older shape, the required one and the others.
-        let after_shape = members[..] == others[..]
-            || (members.first() == Some(&required) && members[1..] == others[..]);
-        if !shaped || !after_shape {
+        // Members after the required one are the others (a repeated required key is another
+        // key to the parser).
+        if !shaped || members[..] != others[..] {
             return Ok(None);
         }
         let plain = Ctx {

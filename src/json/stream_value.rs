@@ -25,6 +25,8 @@ pub struct ValueStream {
     complete: bool,
     /// The value's first byte came (the scanner starts there).
     started: bool,
+    /// Where the value's first byte is.
+    start: usize,
 }
 
 impl Default for ValueStream {
@@ -43,51 +45,48 @@ impl ValueStream {
             closed: false,
             complete: false,
             started: false,
+            start: 0,
         }
     }
 
-    /// Feeds `text`; appends to `out` what may be passed on now.
-    pub fn push(&mut self, text: &str, out: &mut String) {
+    /// Feeds `text`; returns what may be passed on now.
+    pub fn push(&mut self, text: &str) -> &str {
         if self.closed {
-            return;
+            return "";
         }
+        let from = self.emitted;
         self.buf.push_str(text);
         if !self.started {
             // Whitespace before the value passes on as it is.
             let Some(start) = self.buf.find(|c: char| !c.is_ascii_whitespace()) else {
-                out.push_str(&self.buf[self.emitted..]);
                 self.emitted = self.buf.len();
-                return;
+                return &self.buf[from..];
             };
+            self.start = start;
             self.scanner = Scanner::new(Flavour::Json, Target::Value, start);
             self.started = true;
         }
-        let before = self.scanner.clone();
-        match self.scanner.resume(self.buf.as_bytes(), false) {
-            Scan::NeedMore => {
-                out.push_str(&self.buf[self.emitted..]);
-                self.emitted = self.buf.len();
-            }
+        self.emitted = match self.scanner.resume(self.buf.as_bytes(), false) {
+            Scan::NeedMore => self.buf.len(),
             Scan::Complete(end) => {
-                out.push_str(&self.buf[self.emitted..end]);
-                self.emitted = end;
                 self.closed = true;
                 self.complete = true;
+                end
             }
             Scan::Fail { offset, .. } => {
-                // The state right before the offending byte: rescan the valid part.
+                // The state right before the offending byte: the valid part scanned again
+                // (once per value, so the common path keeps no copy of the state).
                 let mut end = offset.min(self.buf.len());
                 while !self.buf.is_char_boundary(end) {
                     end -= 1;
                 }
-                let mut at = before;
-                let _ = at.resume(&self.buf.as_bytes()[..end], false);
-                self.scanner = at;
-                out.push_str(&self.buf[self.emitted..end]);
-                self.emitted = end;
+                self.scanner = Scanner::new(Flavour::Json, Target::Value, self.start);
+                let _ = self.scanner.resume(&self.buf.as_bytes()[..end], false);
                 self.closed = true;
+                end
             }
-        }
+        };
+        &self.buf[from..self.emitted]
     }
 
     /// Ends the value: what completes the text passed on to one JSON value (appended only).
@@ -102,12 +101,11 @@ impl ValueStream {
 /// The shortest append that completes a valid JSON prefix in `scanner`'s state.
 fn completion(scanner: &Scanner) -> String {
     let mut out = String::new();
-    let key = |out: &mut String| out.push_str(": null");
     match scanner.state {
         State::Value => out.push_str("null"),
         State::ArrFirst | State::ObjFirst | State::AfterValue | State::Done(_) => {}
         State::ObjKey => out.push_str("\"\": null"),
-        State::Colon => key(&mut out),
+        State::Colon => out.push_str(": null"),
         State::Str(kind) => close_string(kind, &mut out),
         State::Esc(kind) => {
             out.push('\\');
@@ -180,7 +178,7 @@ mod tests {
             while !text.is_char_boundary(end) {
                 end += 1;
             }
-            s.push(&text[at..end], &mut out);
+            out.push_str(s.push(&text[at..end]));
             at = end;
         }
         out.push_str(&s.finish());
