@@ -14,7 +14,9 @@ use super::markers::{
     after_last_turn_end, aligned_prefix_len, aligned_suffix_len, contains_probe, marker_spans,
     trailing_marker,
 };
-use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, TOOL_RESULT, USER, USER_AGAIN};
+use super::scenario::{
+    Call, ProbeSet, Scenario, Turn, CONTENT, REASONING, TOOL_RESULT, USER, USER_AGAIN,
+};
 use crate::diff::segments;
 
 /// The frame of assistant turns, with the renders it was computed from.
@@ -317,7 +319,53 @@ fn turn_of(base: &str, render: &str, anchor: &str) -> String {
             return after.to_owned();
         }
     }
-    turn
+    after_changed_user_turn(base, render).unwrap_or(turn)
+}
+
+/// The turn `render` adds after the user turn of `base` when the two part inside that user
+/// turn, before its end marker: a template that writes a switch after the user message
+/// depending on what follows it (` /think` while the turn ends the conversation, ` /no_think`
+/// once an answer follows; `[MODE=deep]` and `[MODE=fast]`). The user turn's end is the first
+/// marker on the user message's line, after where the renders part, that both write there;
+/// the switch is what `base` writes before it, which `render` writes otherwise. The turn
+/// starts after that marker (and the whitespace `base` writes after it); what `base` writes
+/// after that is left out at the end. `None` when the renders part after the user turn, or
+/// no such marker or switch is found.
+fn after_changed_user_turn(base: &str, render: &str) -> Option<String> {
+    let user_end = base.rfind(USER)? + USER.len();
+    let parted = aligned_prefix_len(base, render);
+    let line_of = |text: &str| text.find('\n').map_or(text.len(), |at| at);
+    let tail = &base[user_end..];
+    let line = &tail[..line_of(tail)];
+    let r_user = render.find(USER)? + USER.len();
+    let r_tail = &render[r_user..];
+    // The user turn's line in `render`, up to the next turn's probe values.
+    let r_line = &r_tail[..line_of(r_tail)];
+    let (p, c) = (ProbeSet::PRIMARY, ProbeSet::CHECK);
+    let next_value = p
+        .all()
+        .into_iter()
+        .chain(c.all())
+        .chain([CONTENT, REASONING, USER_AGAIN, TOOL_RESULT])
+        .filter_map(|probe| r_line.find(probe))
+        .min()
+        .unwrap_or(r_line.len());
+    let r_line = &r_line[..next_value];
+    let (at, to, r_at) = marker_spans(line)
+        .into_iter()
+        .filter(|&(_, to)| user_end + to > parted)
+        .find_map(|(from, to)| Some((from, to, r_line.find(&line[from..to])?)))?;
+    let switch = &line[..at];
+    if user_end + at < parted || switch.trim().is_empty() || r_line[..r_at] == *switch {
+        return None;
+    }
+    let after = &tail[to..];
+    let ws = &after[..after.len() - after.trim_start().len()];
+    let rest = &after[ws.len()..];
+    let r_end = r_user + r_at + (to - at);
+    let start = r_end + render[r_end..].strip_prefix(ws).map_or(0, |_| ws.len());
+    let turn = &render[start..];
+    Some(turn.strip_suffix(rest).unwrap_or(turn).to_owned())
 }
 
 /// The text `render` inserts into `base` (see [`turn_of`]).

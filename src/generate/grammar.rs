@@ -144,6 +144,7 @@ pub fn build_grammar(
     let mut alternatives = Vec::new();
     let mut tool_trigger = None;
     let mut tool_block = None;
+    let mut bare_starts = Vec::new();
     if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
         // The separator also leads a first call when it separates messages (it holds a
         // marker), or when the turn header itself ends with it (every message opens with it).
@@ -165,12 +166,17 @@ pub fn build_grammar(
                     ])
                 },
             );
-        let (parser, tool_triggers) = g.tools(
+        let ToolBlock {
+            parser,
+            triggers: tool_triggers,
+            bare_starts: bare,
+        } = g.tools(
             tools,
             options.parallel_tool_calls,
             lead_separator,
             inner_reasoning,
         );
+        bare_starts = bare;
         tool_block = Some(b.trigger_rule("tool-calls", parser));
         // Content stops at a call opener's first whole marker: the text after it may be
         // spaced otherwise than the template writes it (see `Gen::loose_text`).
@@ -179,6 +185,16 @@ pub fn build_grammar(
             if !triggers.contains(&head) {
                 triggers.push(head);
             }
+        }
+        // A call opener that is a whole marker and ends the output (one the prompt wrote,
+        // when the model wrote nothing after it) opened nothing: dropped, never content.
+        let whole: Vec<String> = triggers
+            .iter()
+            .filter(|t| marker_spans(t) == [(0, t.len())])
+            .cloned()
+            .collect();
+        if !whole.is_empty() {
+            alternatives.push(g.turn_end(&whole));
         }
         tool_trigger = Some(tool_triggers);
     }
@@ -327,6 +343,7 @@ pub fn build_grammar(
     };
     let mut markers = triggers;
     markers.extend(echoes);
+    markers.extend(bare_starts);
     if !cs.is_empty() {
         markers.push(cs.to_owned());
     }
@@ -357,6 +374,18 @@ pub fn build_grammar(
 /// prefixes that ends with a marker (`<|end|>` of `<|end|>\n</s>`, whose `</s>` the server
 /// stripped), and each of its suffixes that starts with one (`</s>` alone: the model wrote the
 /// end-of-sequence token without the turn's own end).
+/// A tool-call block of the grammar and what starts it.
+struct ToolBlock {
+    parser: Parser,
+    /// The texts a call starts with, where content stops.
+    triggers: Vec<String>,
+    /// What a call that opens the output (right after the turn header) may start with where
+    /// no trigger marks it, and content elsewhere does not stop: the arguments' brace of a
+    /// format whose messages each open with the separator; the name prefix of a call whose
+    /// opener the model left out.
+    bare_starts: Vec<String>,
+}
+
 /// The loop over a turn's parts: the call block first, then `alternatives`. Without parallel
 /// calls, the first call block holds one call and the rest of the turn is read without calls
 /// (another call stays content, and the parse reports it).
@@ -467,7 +496,12 @@ fn word_until<'s>(b: &GrammarBuilder, stops: impl IntoIterator<Item = &'s str>) 
             all.push(ws);
         }
     }
-    b.until_one_of(all)
+    // A name is never empty: text right before a stop names nothing.
+    b.seq([
+        b.negate(b.choice(all.iter().map(|s| b.literal(s)))),
+        b.any(),
+        b.until_one_of(all),
+    ])
 }
 
 /// `c` escaped for a character class.
@@ -909,14 +943,14 @@ impl Gen<'_> {
         others
     }
 
-    /// The tool-call block and its trigger (the text that starts it).
+    /// The tool-call block and its triggers (the texts that start it).
     fn tools(
         &self,
         t: &ToolAnalysis,
         parallel: bool,
         lead_separator: bool,
         inner_reasoning: Option<Parser>,
-    ) -> (Parser, Vec<String>) {
+    ) -> ToolBlock {
         let b = self.b;
         // Inside a section, reasoning blocks may sit between the calls (interleaved
         // thinking); outside one, the turn's own loop reads them.
@@ -1057,8 +1091,17 @@ impl Gen<'_> {
                 add("{");
             }
         }
+        // With no marker of its own, a call is found by its arguments' brace, unless every
+        // message opens with the separator (the turn header ends with it): then a call after
+        // other text starts there, and a brace in the text is the text's. A call may still
+        // open the output, right after the header: the brace only tells that one apart.
+        let mut bare_starts = Vec::new();
         if triggers.is_empty() {
-            triggers.push("{".to_owned());
+            if lead_separator && !stop_text(&t.call_separator).is_empty() {
+                bare_starts.push("{".to_owned());
+            } else {
+                triggers.push("{".to_owned());
+            }
         }
         if lead_separator {
             let sep = stop_text(&t.call_separator).to_owned();
@@ -1066,7 +1109,19 @@ impl Gen<'_> {
                 triggers.insert(0, sep);
             }
         }
-        (block, triggers)
+        // A call whose opener the model left out starts with its name prefix (see
+        // `tag_call`); content stops only at the opener, but the output may open with it.
+        if t.format != ToolFormat::JsonNative
+            && !stop_text(&t.per_call_start).is_empty()
+            && !stop_text(&t.function.name_prefix).is_empty()
+        {
+            bare_starts.push(stop_text(&t.function.name_prefix).to_owned());
+        }
+        ToolBlock {
+            parser: block,
+            triggers,
+            bare_starts,
+        }
     }
 
     fn call_id(&self, t: &ToolAnalysis, position: CallIdPosition) -> Parser {
@@ -1155,46 +1210,56 @@ impl Gen<'_> {
         };
         // A namespace before the name (`functions.`) after a call opener may be left out by
         // the model: read, never written.
-        let prefix =
-            if is_namespace(f.name_prefix.trim()) && !stop_text(&t.per_call_start).is_empty() {
+        let lenient_prefix =
+            is_namespace(f.name_prefix.trim()) && !stop_text(&t.per_call_start).is_empty();
+        let id = &t.call_id;
+        let counter = id.counter && id.position == CallIdPosition::BetweenFuncAndArgs;
+        let named_with = |prefix: Parser| {
+            let named = b.seq([
+                prefix,
+                b.tag(tags::TOOL_NAME, name),
+                self.lit(&f.name_suffix),
+            ]);
+            if counter {
+                // A per-call counter after the name: the call's id is the whole reference
+                // (`functions.NAME:0`).
+                let reference = b.seq([
+                    named,
+                    self.text(id.prefix.trim()),
+                    b.chars("[0-9]", 1, None),
+                ]);
+                b.seq([b.tag(tags::TOOL_ID, reference), self.lit(&id.suffix)])
+            } else {
+                named
+            }
+        };
+        let between = if counter {
+            b.eps()
+        } else {
+            self.call_id(t, CallIdPosition::BetweenFuncAndArgs)
+        };
+        // With a name prefix, the per-call opener may be left out by the model (read, never
+        // written). Both ways are whole alternatives, so an opener that is also how the name
+        // prefix starts (`[` and `[call `) does not hide the prefix. Leniencies never add up
+        // to a call with no marker at all: without its opener, a call keeps its name prefix.
+        let lead = || {
+            let prefix = if lenient_prefix {
                 b.choice([self.lit(&f.name_prefix), b.tag(tags::LENIENT, b.space())])
             } else {
                 self.lit(&f.name_prefix)
             };
-        let named = b.seq([
-            prefix,
-            b.tag(tags::TOOL_NAME, name),
-            self.lit(&f.name_suffix),
-        ]);
-        let id = &t.call_id;
-        let (named, between) = if id.counter && id.position == CallIdPosition::BetweenFuncAndArgs {
-            // A per-call counter after the name: the call's id is the whole reference
-            // (`functions.NAME:0`).
-            let reference = b.seq([
-                named,
-                self.text(id.prefix.trim()),
-                b.chars("[0-9]", 1, None),
-            ]);
-            (
-                b.seq([b.tag(tags::TOOL_ID, reference), self.lit(&id.suffix)]),
-                b.eps(),
-            )
-        } else {
-            (named, self.call_id(t, CallIdPosition::BetweenFuncAndArgs))
-        };
-        // With a name prefix, the per-call opener may be left out by the model (read, never
-        // written). Both ways are whole alternatives, so an opener that is also how the name
-        // prefix starts (`[` and `[call `) does not hide the prefix.
-        let lead = || {
             let opened = b.seq([
                 self.lit(&t.per_call_start),
                 self.call_id(t, CallIdPosition::PreFuncName),
-                named,
+                named_with(prefix),
             ]);
             if f.name_prefix.trim().is_empty() || t.per_call_start.trim().is_empty() {
                 return opened;
             }
-            let bare = b.seq([self.call_id(t, CallIdPosition::PreFuncName), named]);
+            let bare = b.seq([
+                self.call_id(t, CallIdPosition::PreFuncName),
+                named_with(self.lit(&f.name_prefix)),
+            ]);
             b.choice([opened, b.tag(tags::LENIENT, bare)])
         };
         self.shown_with_name(

@@ -1190,6 +1190,17 @@ impl<'a> FromPeg<'a> {
                 }
             }
             Node::Atomic(inner) | Node::Tag { p: inner, .. } => self.name_as(*inner, name, in_id),
+            // A name that may not be empty: a first character that starts no delimiter, then
+            // the text up to one (a declared name is never empty).
+            Node::Seq(items) => match **items {
+                [first, any, rest]
+                    if matches!(self.node(first), Node::Negate(_))
+                        && matches!(self.node(any), Node::Any) =>
+                {
+                    self.name_as(rest, name, in_id)
+                }
+                _ => Expr::lit(name),
+            },
             _ => Expr::lit(name),
         }
     }

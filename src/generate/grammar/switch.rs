@@ -45,9 +45,9 @@ pub(super) fn switch_grammar(
     add(end, &mut triggers);
     let mut tool_block = None;
     if let Some(t) = format.tools.as_ref().filter(|_| options.tools) {
-        let (parser, tool_triggers) = g.tools(t, options.parallel_tool_calls, false, None);
-        tool_block = Some(b.trigger_rule("tool-calls", parser));
-        for t in &tool_triggers {
+        let block = g.tools(t, options.parallel_tool_calls, false, None);
+        tool_block = Some(b.trigger_rule("tool-calls", block.parser));
+        for t in &block.triggers {
             add(t, &mut triggers);
         }
     }
@@ -60,7 +60,10 @@ pub(super) fn switch_grammar(
     let rs = format.reasoning.start.trim();
     let cs = s.content.trim();
     let tool_starts: Vec<String> = match format.tools.as_ref().filter(|_| options.tools) {
-        Some(t) => g.tools(t, options.parallel_tool_calls, false, None).1,
+        Some(t) => {
+            g.tools(t, options.parallel_tool_calls, false, None)
+                .triggers
+        }
         None => Vec::new(),
     };
     let mut openers: Vec<&str> = vec![rs, cs];
