@@ -43,6 +43,9 @@ pub struct Frame {
     pub tool_next_turn: String,
     /// The first segment of the generation prompt (anchors turns, see `turn_of`).
     anchor: String,
+    /// Turns open with a mode switch before the header (text the prompt writes before the
+    /// assistant marker, such as ` /think_on `): stripped with the header.
+    switch_lead: bool,
     /// The generation prompt after the header, thinking enabled.
     pub prompt_thinking_on: String,
     /// The generation prompt after the header, thinking disabled.
@@ -109,8 +112,11 @@ impl Frame {
                 let Ok(c) = compare(renderer, scenario, |s| *s = s.with_calls(call, None)) else {
                     continue;
                 };
-                if c.b.matches(name).count() > c.a.matches(name).count() {
-                    let turn = turn_of(&c.a, &c.b, &anchor);
+                // The call shows the name: more often in the whole render, or in the turn (a
+                // template that lists the tools only while the user turn ends the
+                // conversation drops the list once a call follows).
+                let turn = turn_of(&c.a, &c.b, &anchor);
+                if c.b.matches(name).count() > c.a.matches(name).count() || turn.contains(name) {
                     tool = Some((c.a, turn));
                     break;
                 }
@@ -147,13 +153,30 @@ impl Frame {
         if header.trim().is_empty() {
             header = header_of(true);
         }
+        // A header cut inside a word (` /think_o` of ` /think_on <asst>` and ` /think_off
+        // <asst>`), or plain text before the turns part (`mode=` of `mode=slow [BOT]`): the
+        // turns may open with a mode switch the prompt writes before the assistant marker.
+        // Then the header starts at that marker; the switch is stripped before it.
+        let mut switch_lead = false;
+        let plain = !header.trim().is_empty() && marker_spans(&header).is_empty();
+        if plain || cut_in_word(&header, &content_turn) {
+            let turns: Vec<&str> = [&content_turn, &earlier_turn, &gen_on, &gen_off]
+                .into_iter()
+                .chain(tool.as_ref().map(|(_, t)| t))
+                .map(String::as_str)
+                .collect();
+            if let Some(led) = header_after_switch(&turns) {
+                header = led;
+                switch_lead = true;
+            }
+        }
 
         let after_content = content_turn
             .rfind(CONTENT)
             .map_or("", |at| &content_turn[at + CONTENT.len()..]);
         // Whether a turn has nothing between its header and the content.
         let bare_content = [&content_turn, &earlier_turn].into_iter().any(|turn| {
-            let body = strip_header(turn, &header);
+            let body = strip_header(turn, &header, switch_lead);
             body.find(CONTENT)
                 .is_some_and(|at| body[..at].trim().is_empty())
         });
@@ -235,7 +258,7 @@ impl Frame {
         if !tool_footer.trim().is_empty() {
             tool_next_turn.clear();
         }
-        let after_header = |turn: &str| strip_header(turn, &header).to_owned();
+        let after_header = |turn: &str| strip_header(turn, &header, switch_lead).to_owned();
         let mut frame = Frame {
             next_turn,
             tool_next_turn,
@@ -246,6 +269,7 @@ impl Frame {
             base_tools: None,
             base,
             anchor,
+            switch_lead,
             header,
             footer,
             tool_footer,
@@ -271,7 +295,7 @@ impl Frame {
     /// The assistant turn in `render` after the header, whole (not cut at the footer).
     pub fn after_header(&self, render: &str) -> String {
         let turn = turn_of(&self.base, render, &self.anchor);
-        strip_header(&turn, &self.header).to_owned()
+        strip_header(&turn, &self.header, self.switch_lead).to_owned()
     }
 
     /// The body of a content turn in `render`, rendered with the tool definitions.
@@ -287,7 +311,7 @@ impl Frame {
 
     /// A turn without the header, cut at the first footer after the last probe value.
     fn body_of_turn(&self, turn: &str, tools: bool) -> String {
-        let body = strip_header(turn, &self.header);
+        let body = strip_header(turn, &self.header, self.switch_lead);
         let footer = if tools {
             &self.tool_footer
         } else {
@@ -421,12 +445,63 @@ fn next_turn_opener(without: &str, with: &str, probe: &str) -> String {
     }
 }
 
-/// `turn` after `header`, which it may start with after leading whitespace; all of `turn`
-/// when it does not start with it.
-fn strip_header<'t>(turn: &'t str, header: &str) -> &'t str {
+/// `turn` after `header`, which it may start with after leading whitespace, or (`switch`)
+/// after a mode switch (see [`switch_before`]); all of `turn` when it does not start with it.
+fn strip_header<'t>(turn: &'t str, header: &str, switch: bool) -> &'t str {
     turn.strip_prefix(header)
         .or_else(|| turn.trim_start().strip_prefix(header))
+        .or_else(|| {
+            let at = switch_before(turn, header).filter(|_| switch)?;
+            Some(&turn[at + header.len()..])
+        })
         .unwrap_or(turn)
+}
+
+/// Whether `header` (the common start of the turns) ends inside a word of `turn`: it stops
+/// where the turns' texts part in the middle of a word, not at a marker or whitespace.
+fn cut_in_word(header: &str, turn: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    !header.trim().is_empty()
+        && word(header.chars().next_back())
+        && word(turn.get(header.len()..).and_then(|t| t.chars().next()))
+        && trailing_marker(header.trim_end()).is_none()
+}
+
+/// Where `header` starts in `turn` after a mode switch: text on one line, holding no marker,
+/// before it. `None` when the turn does not hold the header so.
+fn switch_before(turn: &str, header: &str) -> Option<usize> {
+    let at = turn.find(header)?;
+    let lead = &turn[..at];
+    (!lead.trim().contains('\n') && marker_spans(lead).is_empty()).then_some(at)
+}
+
+/// The header the `turns` share after each one's mode switch: from the first marker of the
+/// first turn, which every turn holds after a switch (see [`switch_before`]). `None` when a
+/// turn does not, when the texts before it are all the same (no switch), or the turns share
+/// nothing from there.
+fn header_after_switch(turns: &[&str]) -> Option<String> {
+    let first = turns.first()?;
+    let &(from, to) = marker_spans(first).first()?;
+    let marker = &first[from..to];
+    let ats: Vec<usize> = turns
+        .iter()
+        .map(|t| switch_before(t, marker))
+        .collect::<Option<_>>()?;
+    // A switch: the texts before the marker differ (the same text in every turn is a
+    // header written as plain text, such as `### Assistant:`).
+    if turns
+        .iter()
+        .zip(&ats)
+        .all(|(t, &at)| t[..at] == first[..from])
+    {
+        return None;
+    }
+    let rests: Vec<&str> = turns.iter().zip(&ats).map(|(t, &at)| &t[at..]).collect();
+    let len = rests[1..].iter().fold(rests[0].len(), |len, r| {
+        len.min(aligned_prefix_len(&rests[0][..len], r))
+    });
+    let header = &rests[0][..len];
+    (header.len() >= marker.len()).then(|| header.to_owned())
 }
 
 /// The end of the last probe value (tool call, content or reasoning) in `text`, or 0.
