@@ -395,8 +395,10 @@ fn after_changed_user_turn(base: &str, render: &str) -> Option<String> {
 /// The text `render` inserts into `base` (see [`turn_of`]).
 fn inserted_turn(base: &str, render: &str, anchor: &str) -> String {
     let k = aligned_prefix_len(base, render);
-    if k < base.len() && !anchor.is_empty() && !render[k..].starts_with(anchor) {
-        let inserted = render.len() - base.len();
+    let grown = render.len().checked_sub(base.len());
+    if let Some(inserted) =
+        grown.filter(|_| k < base.len() && !anchor.is_empty() && !render[k..].starts_with(anchor))
+    {
         let earliest = k.saturating_sub(anchor.len());
         for start in (earliest..k).rev() {
             if render.is_char_boundary(start)

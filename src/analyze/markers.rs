@@ -28,7 +28,8 @@ fn cut_points(text: &str, side: Side) -> Vec<bool> {
     let segs: Vec<crate::diff::Segment<'_>> = segments(text).collect();
     for (i, seg) in segs.iter().enumerate() {
         match seg.kind {
-            SegmentKind::Marker => ok[seg.offset + 1..seg.end()].fill(false),
+            // Marker insides are filled below (a segment spanning a line break is no marker).
+            SegmentKind::Marker => {}
             SegmentKind::Text => {
                 let sandwiched = i > 0
                     && segs
@@ -50,8 +51,8 @@ fn cut_points(text: &str, side: Side) -> Vec<bool> {
     for (from, to) in bracket_markers(text) {
         ok[from + 1..to].fill(false);
     }
-    for seg in segs.iter().filter(|s| s.kind == SegmentKind::Marker) {
-        ok[seg.end()..end_with_repeated_closer(text, seg)].fill(false);
+    for (from, to) in segment_markers(text) {
+        ok[from + 1..to].fill(false);
     }
     ok
 }
@@ -142,10 +143,7 @@ pub fn is_bracket_pair(open: char, close: char) -> bool {
 /// a closing character repeated right after it, `[[x]]`) and those in the other bracket pairs
 /// ([`bracket_markers`]).
 pub fn marker_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut spans: Vec<(usize, usize)> = segments(text)
-        .filter(|s| s.kind == SegmentKind::Marker)
-        .map(|s| (s.offset, end_with_repeated_closer(text, &s)))
-        .collect();
+    let mut spans = segment_markers(text);
     let covered =
         |at: usize, spans: &[(usize, usize)]| spans.iter().any(|&(f, t)| f <= at && at < t);
     let others: Vec<(usize, usize)> = bracket_markers(text)
@@ -154,6 +152,52 @@ pub fn marker_spans(text: &str) -> Vec<(usize, usize)> {
         .collect();
     spans.extend(others);
     spans.sort_unstable();
+    spans
+}
+
+/// The segmenter's markers of `text` as byte ranges (see [`marker_spans`]), found line by
+/// line: a marker runs from `<` to the next `>` (or `[` to the next `]`) on the same line. A
+/// marker never spans a line break: a `[…]` or `<…>` run holding one (`[<call>\n]`, the `[`
+/// ending one token and the `]` starting the next) is no marker, and the markers inside it
+/// are found instead; so are those after an opener never closed. Linear in `text`.
+fn segment_markers(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    let mut line_start = 0;
+    while line_start <= bytes.len() {
+        let line_end =
+            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |i| line_start + i);
+        // The next `>` and `]` at or after each position of the line.
+        let mut next = vec![(usize::MAX, usize::MAX); line_end - line_start + 1];
+        for i in (line_start..line_end).rev() {
+            let (gt, rb) = next[i - line_start + 1];
+            next[i - line_start] = match bytes[i] {
+                b'>' => (i, rb),
+                b']' => (gt, i),
+                _ => (gt, rb),
+            };
+        }
+        let mut i = line_start;
+        while i < line_end {
+            let close = match bytes[i] {
+                b'<' => next[i - line_start + 1].0,
+                b'[' => next[i - line_start + 1].1,
+                _ => usize::MAX,
+            };
+            if close == usize::MAX {
+                i += 1;
+                continue;
+            }
+            let seg = crate::diff::Segment {
+                kind: SegmentKind::Marker,
+                text: &text[i..=close],
+                offset: i,
+            };
+            spans.push((i, end_with_repeated_closer(text, &seg)));
+            i = close + 1;
+        }
+        line_start = line_end + 1;
+    }
     spans
 }
 
@@ -435,6 +479,16 @@ mod tests {
         );
         assert_eq!(split_after_markers("[END]"), ["[END]"]);
         assert_eq!(split_after_markers("assistant"), ["assistant"]);
+    }
+
+    #[test]
+    fn a_bracket_run_across_a_line_break_is_no_marker() {
+        let t = "]<]ns[>[<calls>\n]<]ns[>[<call>";
+        let spans: Vec<&str> = marker_spans(t).iter().map(|&(a, b)| &t[a..b]).collect();
+        assert_eq!(spans, ["<]ns[>", "<calls>", "<]ns[>", "<call>"]);
+        // Hostile input: many openers across lines, no stack growth.
+        let hostile = "<\n".repeat(100_000) + ">";
+        assert!(marker_spans(&hostile).is_empty());
     }
 
     #[test]
