@@ -375,10 +375,13 @@ fn after_changed_user_turn(base: &str, render: &str) -> Option<String> {
         .min()
         .unwrap_or(r_line.len());
     let r_line = &r_line[..next_value];
-    let (at, to, r_at) = marker_spans(line)
+    let found = marker_spans(line)
         .into_iter()
         .filter(|&(_, to)| user_end + to > parted)
-        .find_map(|(from, to)| Some((from, to, r_line.find(&line[from..to])?)))?;
+        .find_map(|(from, to)| Some((from, to, r_line.find(&line[from..to])?)));
+    let Some((at, to, r_at)) = found else {
+        return after_glued_switch(tail, render, r_user, r_line);
+    };
     let switch = &line[..at];
     if user_end + at < parted || switch.trim().is_empty() || r_line[..r_at] == *switch {
         return None;
@@ -390,6 +393,17 @@ fn after_changed_user_turn(base: &str, render: &str) -> Option<String> {
     let start = r_end + render[r_end..].strip_prefix(ws).map_or(0, |_| ws.len());
     let turn = &render[start..];
     Some(turn.strip_suffix(rest).unwrap_or(turn).to_owned())
+}
+
+/// The turn of `render` when the user turn of `base` ends with a switch and no marker
+/// (`USER/think`, the conversation's end): `tail` (what `base` writes after the user message)
+/// is text on one line holding no marker, and `render` writes other such text there
+/// (`/no_think`) before the marker its turn starts with.
+fn after_glued_switch(tail: &str, render: &str, r_user: usize, r_line: &str) -> Option<String> {
+    let plain = |t: &str| !t.trim().is_empty() && !t.contains('\n') && marker_spans(t).is_empty();
+    let &(r_at, _) = marker_spans(r_line).first()?;
+    let r_switch = &r_line[..r_at];
+    (plain(tail) && plain(r_switch) && r_switch != tail).then(|| render[r_user + r_at..].to_owned())
 }
 
 /// The text `render` inserts into `base` (see [`turn_of`]).

@@ -408,28 +408,37 @@ fn closing_form(start: &str) -> Option<String> {
     }
 }
 
-/// `text` without a leading empty reasoning block, lone end marker or lone start marker (what
-/// a template renders for a turn without reasoning, or replays of an opened prefill), ignoring
-/// whitespace around it.
+/// `text` without a leading empty reasoning block (whitespace inside it too), lone end marker
+/// or lone start marker (what a template renders for a turn without reasoning, or replays of
+/// an opened prefill), ignoring whitespace around it.
 pub fn strip_residue<'a>(text: &'a str, reasoning: &ReasoningAnalysis) -> &'a str {
     if !reasoning.found() {
         return text;
     }
     let block = format!("{}{}", reasoning.start, reasoning.end);
-    for residue in [
-        block.as_str(),
-        reasoning.end.as_str(),
-        reasoning.start.as_str(),
-    ] {
-        let trimmed = residue.trim();
-        if trimmed.is_empty() {
-            continue;
+    let strip_one = |text: &'a str| {
+        [
+            block.as_str(),
+            reasoning.end.as_str(),
+            reasoning.start.as_str(),
+        ]
+        .into_iter()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .find_map(|r| text.trim_start().strip_prefix(r))
+    };
+    // The opener, then the closer after it (an empty block written with whitespace inside,
+    // `<think>\n\n</think>`), is residue as a whole.
+    match strip_one(text) {
+        Some(rest) if text.trim_start().starts_with(reasoning.start.trim()) => {
+            match rest.trim_start().strip_prefix(reasoning.end.trim()) {
+                Some(after) if !reasoning.end.trim().is_empty() => after,
+                _ => rest,
+            }
         }
-        if let Some(rest) = text.trim_start().strip_prefix(trimmed) {
-            return rest;
-        }
+        Some(rest) => rest,
+        None => text,
     }
-    text
 }
 
 /// What `prompt` (the generation prompt, turn header included) already wrote.
