@@ -12,11 +12,9 @@ use crate::template::{ArgumentsForm, TemplateError};
 use super::compare::{compare, Renderer};
 use super::markers::{
     after_last_turn_end, aligned_prefix_len, aligned_suffix_len, contains_probe, marker_spans,
-    trailing_marker,
+    probes, trailing_marker,
 };
-use super::scenario::{
-    Call, ProbeSet, Scenario, Turn, CONTENT, REASONING, TOOL_RESULT, USER, USER_AGAIN,
-};
+use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, TOOL_RESULT, USER, USER_AGAIN};
 use crate::diff::segments;
 
 /// The frame of assistant turns, with the renders it was computed from.
@@ -137,17 +135,15 @@ impl Frame {
         // The header all assistant turns and the generation prompts start with; when they
         // share none, the one they share after leading whitespace (a template that writes
         // the line break after the previous turn's end in some turns only).
+        // The content turn first.
+        let turns: Vec<&str> = [&content_turn, &earlier_turn, &gen_on, &gen_off]
+            .into_iter()
+            .chain(tool.as_ref().map(|(_, t)| t))
+            .map(String::as_str)
+            .collect();
         let header_of = |trim: bool| {
             let t = |s: &'_ str| if trim { s.trim_start() } else { s }.to_owned();
-            let first = t(&content_turn);
-            let mut len = aligned_prefix_len(&first, &t(&earlier_turn));
-            for other in [&gen_on, &gen_off]
-                .into_iter()
-                .chain(tool.as_ref().map(|(_, t)| t))
-            {
-                len = len.min(aligned_prefix_len(&first[..len], &t(other)));
-            }
-            first[..len].to_owned()
+            common_start(&turns.iter().map(|s| t(s)).collect::<Vec<_>>())
         };
         let mut header = header_of(false);
         if header.trim().is_empty() {
@@ -160,11 +156,6 @@ impl Frame {
         let mut switch_lead = false;
         let plain = !header.trim().is_empty() && marker_spans(&header).is_empty();
         if plain || cut_in_word(&header, &content_turn) {
-            let turns: Vec<&str> = [&content_turn, &earlier_turn, &gen_on, &gen_off]
-                .into_iter()
-                .chain(tool.as_ref().map(|(_, t)| t))
-                .map(String::as_str)
-                .collect();
             if let Some(led) = header_after_switch(&turns) {
                 header = led;
                 switch_lead = true;
@@ -365,12 +356,8 @@ fn after_changed_user_turn(base: &str, render: &str) -> Option<String> {
     let r_tail = &render[r_user..];
     // The user turn's line in `render`, up to the next turn's probe values.
     let r_line = &r_tail[..line_of(r_tail)];
-    let (p, c) = (ProbeSet::PRIMARY, ProbeSet::CHECK);
-    let next_value = p
-        .all()
-        .into_iter()
-        .chain(c.all())
-        .chain([CONTENT, REASONING, USER_AGAIN, TOOL_RESULT])
+    let next_value = probes()
+        .iter()
         .filter_map(|probe| r_line.find(probe))
         .min()
         .unwrap_or(r_line.len());
@@ -513,11 +500,20 @@ fn header_after_switch(turns: &[&str]) -> Option<String> {
         return None;
     }
     let rests: Vec<&str> = turns.iter().zip(&ats).map(|(t, &at)| &t[at..]).collect();
-    let len = rests[1..].iter().fold(rests[0].len(), |len, r| {
-        len.min(aligned_prefix_len(&rests[0][..len], r))
+    let header = common_start(&rests);
+    (header.len() >= marker.len()).then_some(header)
+}
+
+/// The start all `texts` share, cut on a marker boundary (see [`aligned_prefix_len`]).
+fn common_start<S: AsRef<str>>(texts: &[S]) -> String {
+    let Some((first, others)) = texts.split_first() else {
+        return String::new();
+    };
+    let first = first.as_ref();
+    let len = others.iter().fold(first.len(), |len, other| {
+        len.min(aligned_prefix_len(&first[..len], other.as_ref()))
     });
-    let header = &rests[0][..len];
-    (header.len() >= marker.len()).then(|| header.to_owned())
+    first[..len].to_owned()
 }
 
 /// The end of the last probe value (tool call, content or reasoning) in `text`, or 0.

@@ -223,7 +223,9 @@ fn closing_of(open: char) -> Option<char> {
 }
 
 /// Every probe value the analysis renders (a word holding one is never part of a marker).
-fn probes() -> &'static [&'static str] {
+/// Every probe value the scenarios render (tool-call, content and reasoning probes of both
+/// sets, the user messages, the tool result).
+pub(super) fn probes() -> &'static [&'static str] {
     use super::scenario::{ProbeSet, TOOL_RESULT, USER, USER_AGAIN};
     static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     ALL.get_or_init(|| {

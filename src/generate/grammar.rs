@@ -369,11 +369,6 @@ pub fn build_grammar(
     })
 }
 
-/// The forms of the turn ends (of content turns and of tool-call turns) a model or server
-/// may leave at the end of the output, longest first: each whole turn end, each of its
-/// prefixes that ends with a marker (`<|end|>` of `<|end|>\n</s>`, whose `</s>` the server
-/// stripped), and each of its suffixes that starts with one (`</s>` alone: the model wrote the
-/// end-of-sequence token without the turn's own end).
 /// A tool-call block of the grammar and what starts it.
 struct ToolBlock {
     parser: Parser,
@@ -406,6 +401,11 @@ fn turn_body(
     b.zero_or_more(b.choice(alternatives))
 }
 
+/// The forms of the turn ends (of content turns and of tool-call turns) a model or server
+/// may leave at the end of the output, longest first: each whole turn end, each of its
+/// prefixes that ends with a marker (`<|end|>` of `<|end|>\n</s>`, whose `</s>` the server
+/// stripped), and each of its suffixes that starts with one (`</s>` alone: the model wrote the
+/// end-of-sequence token without the turn's own end).
 fn turn_end_forms(turn_ends: &[&str]) -> Vec<String> {
     let mut forms: Vec<String> = Vec::new();
     let mut add = |form: &str| {
@@ -1242,24 +1242,22 @@ impl Gen<'_> {
         // written). Both ways are whole alternatives, so an opener that is also how the name
         // prefix starts (`[` and `[call `) does not hide the prefix. Leniencies never add up
         // to a call with no marker at all: without its opener, a call keeps its name prefix.
+        let strict = named_with(self.lit(&f.name_prefix));
+        let named = if lenient_prefix {
+            named_with(b.choice([self.lit(&f.name_prefix), b.tag(tags::LENIENT, b.space())]))
+        } else {
+            strict
+        };
         let lead = || {
-            let prefix = if lenient_prefix {
-                b.choice([self.lit(&f.name_prefix), b.tag(tags::LENIENT, b.space())])
-            } else {
-                self.lit(&f.name_prefix)
-            };
             let opened = b.seq([
                 self.lit(&t.per_call_start),
                 self.call_id(t, CallIdPosition::PreFuncName),
-                named_with(prefix),
+                named,
             ]);
             if f.name_prefix.trim().is_empty() || t.per_call_start.trim().is_empty() {
                 return opened;
             }
-            let bare = b.seq([
-                self.call_id(t, CallIdPosition::PreFuncName),
-                named_with(self.lit(&f.name_prefix)),
-            ]);
+            let bare = b.seq([self.call_id(t, CallIdPosition::PreFuncName), strict]);
             b.choice([opened, b.tag(tags::LENIENT, bare)])
         };
         self.shown_with_name(
