@@ -14,7 +14,9 @@ use super::markers::{
     after_last_turn_end, aligned_prefix_len, aligned_suffix_len, contains_probe, marker_spans,
     probes, trailing_marker,
 };
-use super::scenario::{Call, ProbeSet, Scenario, Turn, CONTENT, TOOL_RESULT, USER, USER_AGAIN};
+use super::scenario::{
+    Call, ProbeSet, Scenario, Turn, CONTENT, REASONING, TOOL_RESULT, USER, USER_AGAIN,
+};
 use crate::diff::segments;
 
 /// The frame of assistant turns, with the renders it was computed from.
@@ -154,7 +156,9 @@ impl Frame {
         // turns may open with a mode switch the prompt writes before the assistant marker.
         // Then the header starts at that marker; the switch is stripped before it.
         let mut switch_lead = false;
-        let plain = !header.trim().is_empty() && marker_spans(&header).is_empty();
+        // Or no header at all, where the turns part before a header written as a plain word
+        // (` /think_on ASSISTANT:` against ` ASSISTANT:`).
+        let plain = marker_spans(&header).is_empty();
         if plain || cut_in_word(&header, &content_turn) {
             if let Some(led) = header_after_switch(&turns) {
                 header = led;
@@ -484,7 +488,42 @@ fn switch_before(turn: &str, header: &str) -> Option<usize> {
 /// nothing from there.
 fn header_after_switch(turns: &[&str]) -> Option<String> {
     let first = turns.first()?;
-    let &(from, to) = marker_spans(first).first()?;
+    let anchors = marker_spans(first)
+        .first()
+        .copied()
+        .into_iter()
+        .chain(words_before_probes(first));
+    anchors
+        .into_iter()
+        .find_map(|(from, to)| header_after_switch_at(turns, from, to))
+}
+
+/// The words of `turn`'s first line before any marker or probe value, as byte ranges: where a
+/// header written as a plain word (`ASSISTANT:`) may stand, after a switch written as words.
+fn words_before_probes(turn: &str) -> Vec<(usize, usize)> {
+    let line = turn.split('\n').next().unwrap_or("");
+    let mut end = line.len();
+    if let Some(&(at, _)) = marker_spans(line).first() {
+        end = end.min(at);
+    }
+    let probe = ProbeSet::PRIMARY;
+    for value in [CONTENT, REASONING, probe.fn_first] {
+        if let Some(at) = line.find(value) {
+            end = end.min(at);
+        }
+    }
+    let head = &line[..end];
+    head.split_whitespace()
+        .map(|word| {
+            let from = word.as_ptr() as usize - head.as_ptr() as usize;
+            (from, from + word.len())
+        })
+        .collect()
+}
+
+/// [`header_after_switch`] from the anchor `first[from..to]`.
+fn header_after_switch_at(turns: &[&str], from: usize, to: usize) -> Option<String> {
+    let first = turns.first()?;
     let marker = &first[from..to];
     let ats: Vec<usize> = turns
         .iter()

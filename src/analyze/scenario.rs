@@ -346,8 +346,7 @@ impl Scenario {
             .with_tools(self.tools.then(|| self.probes.tools()))
             .with_generation_prompt(self.generation_prompt)
             .with_var("enable_thinking", self.enable_thinking)
-            .with_var("bos_token", "<s>")
-            .with_var("eos_token", "</s>")
+            .with_stand_in_special_tokens()
             .with_clock(Clock::Fixed(0))
     }
 }

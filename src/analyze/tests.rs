@@ -476,3 +476,23 @@ fn compare_renders_both_variants_and_splits_them() {
     compare::compare(&renderer, &base, |s| s.enable_thinking = false).unwrap();
     assert_eq!(renderer.renders(), 3);
 }
+
+#[test]
+fn a_plain_word_header_after_a_switch_only_the_prompt_writes() {
+    // History answers open with ` Bot:`; the generation prompt writes ` /on Bot:<r>` or ` /off
+    // Bot:<r></r>`: the header is the word the turns share, not the empty common start, and
+    // no reasoning or content marker holds it.
+    let source = "{% for m in messages %}{% if m.role == 'user' %} Me: {{ m.content }}\
+        {% else %} Bot:{% if m.reasoning_content %}<r>{{ m.reasoning_content }}</r>{% endif %}\
+        {{ m.content }}<eot>{% endif %}{% endfor %}{% if add_generation_prompt %}\
+        {{ ' /on Bot:<r>' if enable_thinking is not false else ' /off Bot:<r></r>' }}{% endif %}";
+    let a = analyze(&ChatTemplate::new("test", source).unwrap());
+    assert_eq!(a.generation_prompt.header, "Bot:");
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("<r>", "</r>")
+    );
+    assert_eq!(a.reasoning.prefill_thinking_on, Prefill::ReasoningOpen);
+    assert_eq!(a.reasoning.prefill_thinking_off, Prefill::ReasoningClosed);
+    assert_eq!(a.content.mode, ContentMode::Plain);
+}

@@ -113,8 +113,7 @@ struct Prober<'a> {
 impl Prober<'_> {
     fn render(&mut self, what: &str, input: RenderInput) -> Option<String> {
         let input = input
-            .with_var("bos_token", "<s>")
-            .with_var("eos_token", "</s>")
+            .with_stand_in_special_tokens()
             .with_clock(Clock::Fixed(0));
         match self.template.render_or_equivalent(&input) {
             Ok(text) => Some(text),

@@ -91,6 +91,14 @@ impl RenderInput {
         self
     }
 
+    /// Sets `bos_token` and `eos_token` to the stand-ins every probe render uses (`<s>`,
+    /// `</s>`): the analysis finds the turn end a template writes with `eos_token` as these,
+    /// so a render compared with the analysis must write the same ones.
+    pub fn with_stand_in_special_tokens(self) -> RenderInput {
+        self.with_var("bos_token", "<s>")
+            .with_var("eos_token", "</s>")
+    }
+
     /// Sets whether the final message is continued.
     pub fn with_continuation(mut self, continuation: Continuation) -> RenderInput {
         self.continuation = continuation;
