@@ -145,6 +145,7 @@ pub fn build_grammar(
     let mut tool_trigger = None;
     let mut tool_block = None;
     let mut bare_starts = Vec::new();
+    let mut call_heads: Vec<String> = Vec::new();
     if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
         // The separator also leads a first call when it separates messages (it holds a
         // marker), or when the turn header itself ends with it (every message opens with it).
@@ -196,6 +197,7 @@ pub fn build_grammar(
         if !whole.is_empty() {
             alternatives.push(g.turn_end(&whole));
         }
+        call_heads.clone_from(&triggers);
         tool_trigger = Some(tool_triggers);
     }
     let (cs, ce) = (format.content.start.trim(), format.content.end.trim());
@@ -294,8 +296,21 @@ pub fn build_grammar(
             ]));
         }
         // An end-of-turn marker the server did not strip ends the turn (only at the end: one
-        // in the middle of the output stays content).
+        // in the middle of the output stays content), and so does one right before a call (a
+        // template that ends the content's turn before the calls: `text<|end|>\ncall…`). A
+        // constrained model never writes that one (it would stop there).
         alternatives.push(g.turn_end(&te));
+        if !call_heads.is_empty() {
+            alternatives.push(b.tag(
+                tags::LENIENT,
+                b.seq([
+                    b.space(),
+                    b.choice(te.iter().map(|t| b.literal(t))),
+                    b.space(),
+                    b.peek(b.choice(call_heads.iter().map(|h| b.literal(h)))),
+                ]),
+            ));
+        }
         for start in form_starts(&te) {
             if !triggers.contains(&start) {
                 triggers.push(start);
