@@ -229,8 +229,26 @@ pub fn analyze(
             outcome.analysis = found;
         }
     }
+    if !outcome.analysis.found() {
+        outcome.unsupported = outcome.reasoning_body.as_deref().and_then(bare_reasoning);
+    }
     classify_prefills(&mut outcome.analysis, frame);
     outcome
+}
+
+/// Why reasoning that renders in `body` (a content turn given reasoning) cannot be read back
+/// when no marker was found around it: it is written as bare text beside the content.
+fn bare_reasoning(body: &str) -> Option<String> {
+    let (r, c) = (body.find(REASONING)?, body.find(CONTENT)?);
+    let between = if r < c {
+        &body[r + REASONING.len()..c]
+    } else {
+        &body[c + CONTENT.len()..r]
+    };
+    Some(format!(
+        "reasoning_content renders as bare text, {between:?} between it and the content, with \
+         no marker of its own: it cannot be told from the content"
+    ))
 }
 
 /// Classifies what each generation prompt (thinking on and off) already wrote of `a`.

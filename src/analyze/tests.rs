@@ -496,3 +496,17 @@ fn a_plain_word_header_after_a_switch_only_the_prompt_writes() {
     assert_eq!(a.reasoning.prefill_thinking_off, Prefill::ReasoningClosed);
     assert_eq!(a.content.mode, ContentMode::Plain);
 }
+
+#[test]
+fn reasoning_written_as_bare_text_is_unsupported_with_the_reason() {
+    let a = run(
+        "{% if m.reasoning_content %}{{ m.reasoning_content }}\n{% endif %}{{ m.content }}",
+        "",
+    );
+    assert_eq!(a.reasoning.mode, ReasoningMode::None);
+    let why = a.unsupported_reason(Part::Reasoning).unwrap_or_default();
+    assert!(
+        why.contains("bare text") && why.contains("\"\\n\""),
+        "{why}"
+    );
+}
