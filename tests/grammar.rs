@@ -90,10 +90,16 @@ fn check_case(case: &CallCase, tally: &mut Tally) {
             // The trigger runs through the name: the grammar never starts, and the parser must
             // not read a call either.
             let parsed = case.parser.parse(&wrong);
-            let names_are_triggers = c
-                .triggers
-                .iter()
-                .all(|t| t.kind == TriggerKind::Word && case.request.tool(&t.value).is_some());
+            // Every trigger that could start the grammar in this output runs through a tool
+            // name: the name itself, or a pattern anchored at the output's start (a call right
+            // after an opener the prompt wrote, whose head is the name). A word the output
+            // does not hold starts nothing here.
+            let names_are_triggers = c.triggers.iter().all(|t| match t.kind {
+                TriggerKind::Word => {
+                    case.request.tool(&t.value).is_some() || !wrong.contains(t.value.as_str())
+                }
+                TriggerKind::Pattern => t.value.starts_with('^'),
+            });
             if names_are_triggers {
                 // The format starts a call with its bare name (the prompt wrote the opener):
                 // only offered names trigger, so a call to another name is never constrained.

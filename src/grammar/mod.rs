@@ -73,6 +73,7 @@ pub mod from_peg;
 pub mod gbnf;
 pub mod ir;
 pub mod lark;
+mod prefix;
 pub mod sample;
 pub mod schema;
 pub mod triggers;
@@ -312,14 +313,15 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         } else {
             Expr::Empty
         };
-        let calls = if options.parallel_tool_calls {
-            Expr::seq([
-                block.clone(),
-                Expr::repeat(Expr::seq([glue, block.clone()]), 0, None),
-            ])
-        } else {
-            block.clone()
+        let more_calls = Expr::repeat(Expr::seq([glue, block.clone()]), 0, None);
+        let calls_from = |first: Expr| {
+            if options.parallel_tool_calls {
+                Expr::seq([first, more_calls.clone()])
+            } else {
+                first
+            }
         };
+        let calls = calls_from(block.clone());
         // The triggers, from the block alone (its rules finished: what matches nothing gone).
         let starts = {
             let mut alone = rules.clone();
@@ -334,6 +336,16 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
                 parser.preserved_tokens(),
                 parser.triggers(),
             )
+        };
+        // The prompt may end with a call's opening word (every message opens with it): the
+        // first call then starts at the output's start, after a word the output never shows.
+        // A pattern anchored at the output's start starts the grammar there, in the call.
+        let (calls, starts) = match prompt_opened_call(&mut rules, &block, &starts, parser)? {
+            Some((first, anchored)) => {
+                let calls = Expr::alt([calls, calls_from(first)]);
+                (calls, starts.into_iter().chain(anchored).collect())
+            }
+            None => (calls, starts),
         };
         // The turn's ends: the turn loop's (each marker-led form of the turn ends, and stray
         // closers), else the format's turn end. A stray reasoning closer is left out where
@@ -422,6 +434,52 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         triggers,
         preserved_tokens: parser.preserved_tokens().to_vec(),
     })
+}
+
+/// Where the prompt ends with one of the word triggers of the call `block` (`starts`): the
+/// block after that word, and the triggers that start the grammar at the output's start in
+/// it (its head pattern, anchored). `None` when the prompt ends with none, or the block does
+/// not start with it.
+fn prompt_opened_call(
+    rules: &mut Rules,
+    block: &Expr,
+    starts: &[Trigger],
+    parser: &ChatParser,
+) -> Result<Option<(Expr, Vec<Trigger>)>, GrammarError> {
+    let prompt = parser.prefill_text().trim_end();
+    let Some(word) = starts
+        .iter()
+        .find(|t| t.kind == TriggerKind::Word && prompt.ends_with(t.value.as_str()))
+    else {
+        return Ok(None);
+    };
+    let Some(rest) = prefix::after_literal(rules, block, &word.value)? else {
+        return Ok(None);
+    };
+    let first = rules.define("call-after-prompt", rest)?;
+    let mut alone = rules.clone();
+    let root = alone.root();
+    alone.set_body(root, Expr::Ref(first))?;
+    let alone = alone.finish()?;
+    let heads = triggers::triggers(
+        &alone,
+        &Expr::Ref(alone.root()),
+        true,
+        true,
+        parser.preserved_tokens(),
+        parser.triggers(),
+    );
+    let anchored = heads
+        .into_iter()
+        .map(|t| Trigger {
+            kind: TriggerKind::Pattern,
+            value: match t.kind {
+                TriggerKind::Pattern => format!("^(?:{})", t.value),
+                TriggerKind::Word => format!("^{}", lark::regex_escape(&t.value)),
+            },
+        })
+        .collect();
+    Ok(Some((Expr::Ref(first), anchored)))
 }
 
 /// Adds the marker-like literals of `e` and of the rules it references (outside schema

@@ -266,3 +266,39 @@ fn container_arguments_may_be_written_as_the_templates_elements() {
     );
     assert!(lark_accepts(&lark, &json));
 }
+
+#[test]
+fn a_call_opener_the_prompt_wrote_starts_the_grammar_at_the_output_start() {
+    // Every message opens with `<|to|>` and its recipient; the prompt ends with `<|to|>`, so
+    // the first call is the output's first text, with no trigger word of its own.
+    let source = "{% for m in messages %}{% if m.role == 'user' %}<|u|>{{ m.content }}<|end|>\
+        {% elif m.role == 'assistant' %}<|a|>{% if m.content %}<|to|>user<|body|>{{ m.content }}\
+        {% endif %}{% for c in m.tool_calls or [] %}<|to|>{{ c.function.name }}<|body|>\
+        {{ c.function.arguments | tojson }}{% endfor %}<|end|>{% endif %}{% endfor %}\
+        {% if add_generation_prompt %}<|a|><|to|>{% endif %}";
+    let template = ChatTemplate::new("recipients", source).unwrap();
+    let request: ChatRequest = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [{"type": "function", "function": {"name": "lookup",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}],
+        "parallel_tool_calls": true
+    }))
+    .unwrap();
+    let parser = ChatParser::new(&template, &analyze(&template), &request).unwrap();
+    assert_eq!(parser.prefill_text(), "<|to|>");
+    let grammar = parser.decoding_grammar(GrammarFlavor::Lark).unwrap();
+    let anchored: Vec<&str> = grammar
+        .triggers
+        .iter()
+        .filter(|t| t.value.starts_with('^'))
+        .map(|t| t.value.as_str())
+        .collect();
+    assert_eq!(anchored, ["^(?:lookup)"], "{:?}", grammar.triggers);
+    let call = r#"lookup<|body|>{"q": "x"}"#;
+    assert!(lark_accepts(&grammar.grammar, call));
+    assert!(lark_accepts(
+        &grammar.grammar,
+        &format!("{call}<|to|>lookup<|body|>{{\"q\": \"y\"}}")
+    ));
+    assert!(!lark_accepts(&grammar.grammar, r#"lookup<|body|>{"r": 1}"#));
+}
