@@ -72,7 +72,8 @@ pub fn generation_prompt(template: &ChatTemplate, request: &ChatRequest) -> Stri
     generation_prompt_of(template, request, &with)
 }
 
-/// [`generation_prompt`] given the prompt rendered with the generation prompt.
+/// [`generation_prompt`] given the prompt rendered with the generation prompt: what follows
+/// the conversation in it (also when it inserts a turn into the conversation).
 pub fn generation_prompt_of(template: &ChatTemplate, request: &ChatRequest, with: &str) -> String {
     let without = render_prompt(template, request, false).unwrap_or_default();
     let common = with
@@ -83,6 +84,14 @@ pub fn generation_prompt_of(template: &ChatTemplate, request: &ChatRequest, with
     let mut start = common;
     while !with.is_char_boundary(start) {
         start -= 1;
+    }
+    // The prompt inserts a turn into the conversation (a default system turn written only
+    // with the generation prompt): the generation prompt follows the rest of the conversation.
+    let rest = &without[start..];
+    if rest.trim().chars().count() > 1 {
+        if let Some(at) = with[start..].find(rest) {
+            return with[start + at + rest.len()..].to_owned();
+        }
     }
     with[start..].to_owned()
 }
