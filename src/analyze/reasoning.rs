@@ -317,7 +317,16 @@ fn from_content_turn(body: &str, content_body: &str) -> Option<(ReasoningAnalysi
         without = WithoutReasoning::EndMarker;
         between
     } else if !content_pre.trim().is_empty() && between.ends_with(content_pre) {
-        &between[..between.len() - content_pre.len()]
+        let own = &between[..between.len() - content_pre.len()];
+        if own.trim().is_empty() {
+            // No closer of its own: the content's opener ends the block (each part of the
+            // turn opens with its marker and runs to the next one's), as it ends an answer's
+            // turn without reasoning.
+            without = WithoutReasoning::EndMarker;
+            between
+        } else {
+            own
+        }
     } else {
         let (end, after_end) = split_after_first_marker(between);
         rest = after_end;

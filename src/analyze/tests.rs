@@ -510,3 +510,21 @@ fn reasoning_written_as_bare_text_is_unsupported_with_the_reason() {
         "{why}"
     );
 }
+
+#[test]
+fn reasoning_without_a_closer_ends_at_the_content_opener() {
+    // Each part opens with its own marker and runs to the next one's: the reasoning's end is
+    // the line break and the content's opener (an answer without reasoning writes the opener
+    // alone).
+    let a = run(
+        "{% if m.reasoning_content %}<|r|>{{ m.reasoning_content }}\n{% endif %}\
+         <|c|>{{ m.content }}",
+        "",
+    );
+    assert_eq!(
+        (a.reasoning.start.as_str(), a.reasoning.end.as_str()),
+        ("<|r|>", "\n<|c|>")
+    );
+    assert_eq!(a.reasoning.without_reasoning, WithoutReasoning::EndMarker);
+    assert_eq!(a.content.mode, ContentMode::Plain);
+}
