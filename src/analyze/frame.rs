@@ -12,7 +12,7 @@ use crate::template::{ArgumentsForm, TemplateError};
 use super::compare::{compare, Renderer};
 use super::markers::{
     after_last_turn_end, aligned_prefix_len, aligned_suffix_len, contains_probe, marker_spans,
-    probes, trailing_marker,
+    probes, switch_before, trailing_marker,
 };
 use super::scenario::{
     Call, ProbeSet, Scenario, Turn, CONTENT, REASONING, TOOL_RESULT, USER, USER_AGAIN,
@@ -474,27 +474,18 @@ fn cut_in_word(header: &str, turn: &str) -> bool {
         && trailing_marker(header.trim_end()).is_none()
 }
 
-/// Where `header` starts in `turn` after a mode switch: text on one line, holding no marker,
-/// before it. `None` when the turn does not hold the header so.
-fn switch_before(turn: &str, header: &str) -> Option<usize> {
-    let at = turn.find(header)?;
-    let lead = &turn[..at];
-    (!lead.trim().contains('\n') && marker_spans(lead).is_empty()).then_some(at)
-}
-
 /// The header the `turns` share after each one's mode switch: from the first marker of the
-/// first turn, which every turn holds after a switch (see [`switch_before`]). `None` when a
+/// first turn, else from one of the words on its first line (a header written as a plain
+/// word), which every turn holds after a switch (see [`switch_before`]). `None` when a
 /// turn does not, when the texts before it are all the same (no switch), or the turns share
 /// nothing from there.
 fn header_after_switch(turns: &[&str]) -> Option<String> {
     let first = turns.first()?;
-    let anchors = marker_spans(first)
+    marker_spans(first)
         .first()
         .copied()
         .into_iter()
-        .chain(words_before_probes(first));
-    anchors
-        .into_iter()
+        .chain(words_before_probes(first))
         .find_map(|(from, to)| header_after_switch_at(turns, from, to))
 }
 

@@ -236,6 +236,23 @@ pub(super) fn probes() -> &'static [&'static str] {
     })
 }
 
+/// Where `header` starts in `turn` after a mode switch: text on one line, holding no marker,
+/// before it. `None` when the turn does not hold the header so.
+pub fn switch_before(turn: &str, header: &str) -> Option<usize> {
+    let at = turn.find(header)?;
+    let lead = &turn[..at];
+    (!lead.trim().contains('\n') && marker_spans(lead).is_empty()).then_some(at)
+}
+
+/// Where `with` goes on after the text `without` holds from `common` on, when `with` inserts
+/// text at `common` (a prompt that writes a default system turn before the conversation):
+/// the end of that text in `with`. `None` when `with` does not hold it after `common`.
+pub fn after_insertion(without: &str, with: &str, common: usize) -> Option<usize> {
+    let rest = without.get(common..)?;
+    let at = with.get(common..)?.find(rest)?;
+    Some(common + at + rest.len())
+}
+
 /// Length of the common prefix of `a` and `b`, shortened so it ends on a cut point (not inside
 /// a marker, not between a marker and a word glued to it) in both.
 pub fn aligned_prefix_len(a: &str, b: &str) -> usize {

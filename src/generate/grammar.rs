@@ -580,15 +580,6 @@ fn loose_gaps(text: &str) -> Vec<(usize, usize)> {
 /// bare key of a literal object).
 const ARGUMENT_NAME_CHARS: &str = "[A-Za-z0-9_.$-]";
 
-/// Whether arguments are Python keyword arguments (`name(key=value, ...)`): their names are
-/// identifiers, never a positional value before them.
-fn python_keywords(t: &ToolAnalysis) -> bool {
-    t.function.name_suffix.trim_end().ends_with('(')
-        && t.function.close.trim_start().starts_with(')')
-        && t.arguments.name_suffix.trim() == "="
-        && t.arguments.name_prefix.trim().is_empty()
-}
-
 /// The two names JSON tool calls give their arguments object (OpenAI's `arguments`, the JSON
 /// schema's `parameters`, which Llama-style calls use): models trained on one write the other
 /// too, so either is read where the template writes one of them.
@@ -1434,7 +1425,7 @@ impl Gen<'_> {
                     // keyword's name never runs past its `=` (a Python literal may follow).
                     b.tag(
                         tags::TOOL_ARG_NAME,
-                        if t.python_calls_with_quoted_values() || python_keywords(t) {
+                        if t.python_calls_with_quoted_values() || t.python_keyword_calls() {
                             b.chars(ARGUMENT_NAME_CHARS, 1, None)
                         } else {
                             name_until(if a.name_suffix.trim().is_empty() {

@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use crate::analyze::markers::after_insertion;
 use crate::message::{ChatRequest, ContinueFinalMessage};
 use crate::template::{ChatTemplate, RenderInput, TemplateError};
 
@@ -87,10 +88,9 @@ pub fn generation_prompt_of(template: &ChatTemplate, request: &ChatRequest, with
     }
     // The prompt inserts a turn into the conversation (a default system turn written only
     // with the generation prompt): the generation prompt follows the rest of the conversation.
-    let rest = &without[start..];
-    if rest.trim().chars().count() > 1 {
-        if let Some(at) = with[start..].find(rest) {
-            return with[start + at + rest.len()..].to_owned();
+    if without[start..].trim().chars().count() > 1 {
+        if let Some(end) = after_insertion(&without, with, start) {
+            return with[end..].to_owned();
         }
     }
     with[start..].to_owned()

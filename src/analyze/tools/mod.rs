@@ -376,6 +376,15 @@ impl ToolAnalysis {
             && !a.python_values.is_empty()
     }
 
+    /// Whether calls are Python call expressions with keyword arguments
+    /// (`name(key=value, ...)`): argument names are identifiers, never a positional value.
+    pub fn python_keyword_calls(&self) -> bool {
+        self.function.name_suffix.trim_end().ends_with('(')
+            && self.function.close.trim_start().starts_with(')')
+            && self.arguments.name_suffix.trim() == "="
+            && self.arguments.name_prefix.trim().is_empty()
+    }
+
     /// Whether calls are Python call expressions (`name(key="value", ...)`) whose template
     /// writes every value, whatever its type, inside quotes that are part of the argument
     /// markers (`"%s"`): models write Python literals there instead, which the parser reads
