@@ -385,6 +385,20 @@ pub fn pairs(open: &str, close: &str) -> bool {
     if closing(open).as_deref() == Some(close) {
         return true;
     }
+    // A marker token with a bracket run around a name: the slash after the opening run
+    // (`<|x|>` → `<|/x|>`, `{{x}}` → `{{/x}}`).
+    let token_closing = |m: &str| -> Option<String> {
+        let bracket = |c: char| !c.is_alphanumeric() && !c.is_whitespace() && c != '/';
+        let lead = m.len() - m.trim_start_matches(bracket).len();
+        let trail = m.len() - m.trim_end_matches(bracket).len();
+        let inner = m.get(lead..m.len().checked_sub(trail)?)?;
+        let plain = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | ':');
+        (lead > 0 && trail > 0 && !inner.is_empty() && inner.chars().all(plain))
+            .then(|| format!("{}/{}", &m[..lead], &m[lead..]))
+    };
+    if token_closing(open).as_deref() == Some(close) {
+        return true;
+    }
     let words = |t: &str| -> Option<String> {
         let segs: Vec<_> = segments(t).collect();
         let markers = segs
@@ -578,6 +592,9 @@ mod tests {
         assert!(pairs("<answer>", "</answer>\n"));
         assert!(pairs("[THINK]", "[/THINK]"));
         assert!(pairs("⁅reasoning⁆", "⁅/reasoning⁆"));
+        assert!(pairs("<|reason|>", "<|/reason|>"));
+        assert!(pairs("{{think}}", "{{/think}}"));
+        assert!(!pairs("<|reason|>", "<|/answer|>"));
         assert!(!pairs("<|open|>think<|sep|>", "<|close|>response<|sep|>"));
         assert!(!pairs("<answer>", "<answer>"));
         assert!(!pairs("<|im_start|>", "<|im_end|>"));

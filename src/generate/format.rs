@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::markers::{pairs, units};
+use crate::analyze::reasoning::WithoutReasoning;
 use crate::analyze::{Analysis, ReasoningMode, ReasoningScope, ToolAnalysis};
 
 /// How reasoning is delimited in the output.
@@ -24,6 +25,12 @@ pub struct ReasoningFormat {
     /// reasoning between calls); `None`: they are joined as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_join: Option<String>,
+    /// With no opening marker (`start` empty): whether the output starts inside the
+    /// reasoning, as every turn writes the closer (a turn without reasoning writes it alone) or
+    /// the prompt wrote the block's opening text. Reasoning the output leaves unclosed is then
+    /// reasoning; otherwise text is reasoning only once its closer follows.
+    #[serde(default)]
+    pub opened_by_turn: bool,
 }
 
 impl ReasoningFormat {
@@ -150,6 +157,7 @@ impl TurnFormat {
                 end: r.end.clone(),
                 tool_calls_only: r.scope == ReasoningScope::ToolCallsOnly,
                 block_join: r.block_join.clone(),
+                opened_by_turn: r.without_reasoning != WithoutReasoning::Nothing,
             },
         };
         let mut reasoning = reasoning;
@@ -172,6 +180,7 @@ impl TurnFormat {
                     end: s.message_end.clone(),
                     tool_calls_only: false,
                     block_join: None,
+                    opened_by_turn: false,
                 },
                 content: ContentFormat {
                     start: String::new(),

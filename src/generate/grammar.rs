@@ -7,7 +7,8 @@
 //! turn      = echo? reasoning? wrapped? body* end
 //! echo      = HEADER | HEADER_LAST_MARKER                    (the model repeated the header)
 //! reasoning = space stray* START tag(reasoning, until END) closes?   (tagged)
-//!           | tag(reasoning, until END) closes               (delimited: no start marker)
+//!           | tag(reasoning, until END) closes               (delimited: no start marker; the
+//!                                                          closer optional where the turn opens it)
 //! closes    = END (space END)*                               (a repeated close is dropped)
 //! wrapped   = CONTENT_START tag(content, until CONTENT_END) CONTENT_END?
 //! body      = tools | START closes | START tag(reasoning, until END) closes
@@ -326,6 +327,9 @@ pub fn build_grammar(
     };
     alternatives.push(plain);
     let body = turn_body(&b, tool_block, alternatives, options.parallel_tool_calls);
+    if tool_trigger.is_none() {
+        tool_trigger = unoffered_call_markers(format);
+    }
     let mut reasoning = g.reasoning(format, options, tool_trigger.as_deref(), &te);
     if !options.extract_reasoning && !cs.is_empty() && !rs.is_empty() {
         // Reasoning kept inline, but the model skipped it: the opener (written by the
@@ -540,6 +544,88 @@ fn weak_end(end: &str) -> bool {
         && !core
             .chars()
             .any(|c| c.is_alphanumeric() || slots::Slot::of(c).is_some())
+}
+
+/// With no tools offered: the call openers of the template's format that are whole markers
+/// (`<tool_call>`, never a brace or a bare name prefix). The model may still write a call, and
+/// one right after reasoning it left unclosed ends that reasoning (the call is no thought);
+/// with no tools to parse it into, the call stays content as written.
+fn unoffered_call_markers(format: &TurnFormat) -> Option<Vec<String>> {
+    let tools = format.tools.as_ref()?;
+    let sep = tools.call_separator.trim();
+    let lead_separator =
+        !sep.is_empty() && (separates_messages(sep) || format.turn_start.trim_end().ends_with(sep));
+    let (openers, _) = call_openers(tools, lead_separator);
+    let whole: Vec<String> = openers
+        .into_iter()
+        .filter(|t| marker_spans(t) == [(0, t.len())])
+        .collect();
+    (!whole.is_empty()).then_some(whole)
+}
+
+/// What a call of `t` starts with: the triggers (texts where content stops and a call is
+/// read) and the bare starts (what a call right after the turn header may start with where no
+/// trigger marks it). `lead_separator`: every message, the first call's too, opens with the
+/// call separator (see [`Gen::tools`]).
+fn call_openers(t: &ToolAnalysis, lead_separator: bool) -> (Vec<String>, Vec<String>) {
+    let ss = t.section_start.trim();
+    let array = t.json.as_ref().is_some_and(|j| j.array_wrapped);
+    let lead_separator = ss.is_empty() && lead_separator;
+    let mut triggers: Vec<String> = Vec::new();
+    let mut add = |m: &str| {
+        let m = stop_text(m);
+        if !m.is_empty() && !triggers.iter().any(|t| t == m) {
+            triggers.push(m.to_owned());
+        }
+    };
+    if let Some(w) = &t.stated_wrapper {
+        add(marker_head(w.open.trim()));
+    }
+    if !ss.is_empty() {
+        add(ss);
+        if !array {
+            add(&t.per_call_start);
+        }
+    } else if array {
+        add(&t.per_call_start);
+        add("[");
+    } else {
+        add(&t.per_call_start);
+        if t.call_id.position == CallIdPosition::PreFuncName {
+            add(&t.call_id.prefix);
+        }
+        add(&t.function.name_prefix);
+        if t.format == ToolFormat::JsonNative && t.per_call_start.trim().is_empty() {
+            add("{");
+        }
+    }
+    // With no marker of its own, a call is found by its arguments' brace, unless every
+    // message opens with the separator (the turn header ends with it): then a call after
+    // other text starts there, and a brace in the text is the text's. A call may still
+    // open the output, right after the header: the brace only tells that one apart.
+    let mut bare_starts = Vec::new();
+    if triggers.is_empty() {
+        if lead_separator && !stop_text(&t.call_separator).is_empty() {
+            bare_starts.push("{".to_owned());
+        } else {
+            triggers.push("{".to_owned());
+        }
+    }
+    if lead_separator {
+        let sep = stop_text(&t.call_separator).to_owned();
+        if !sep.is_empty() && !triggers.contains(&sep) {
+            triggers.insert(0, sep);
+        }
+    }
+    // A call whose opener the model left out starts with its name prefix (see
+    // `tag_call`); content stops only at the opener, but the output may open with it.
+    if t.format != ToolFormat::JsonNative
+        && !stop_text(&t.per_call_start).is_empty()
+        && !stop_text(&t.function.name_prefix).is_empty()
+    {
+        bare_starts.push(stop_text(&t.function.name_prefix).to_owned());
+    }
+    (triggers, bare_starts)
 }
 
 /// A marker text up to the first place where [`Gen::loose_text`] matches any whitespace
@@ -887,7 +973,15 @@ impl Gen<'_> {
             return b.seq([repeated, text, b.optional(close)]);
         }
         if start.is_empty() {
-            b.optional(b.seq([text, close]))
+            if r.opened_by_turn {
+                // The output starts inside the reasoning: left unclosed, it is still reasoning.
+                b.optional(b.seq([text, b.optional(close)]))
+            } else {
+                // Text is reasoning only once its closer follows; until then a stream shows
+                // none of it (it may yet be content), so nothing is retracted.
+                let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
+                b.optional(b.seq([closed_later, text, close]))
+            }
         } else {
             b.optional(b.choice([
                 b.seq([
@@ -1078,60 +1172,7 @@ impl Gen<'_> {
             ]),
             None => block,
         };
-        let mut triggers: Vec<String> = Vec::new();
-        let mut add = |m: &str| {
-            let m = stop_text(m);
-            if !m.is_empty() && !triggers.iter().any(|t| t == m) {
-                triggers.push(m.to_owned());
-            }
-        };
-        if let Some(w) = &t.stated_wrapper {
-            add(marker_head(w.open.trim()));
-        }
-        if !ss.is_empty() {
-            add(ss);
-            if !array {
-                add(&t.per_call_start);
-            }
-        } else if array {
-            add(&t.per_call_start);
-            add("[");
-        } else {
-            add(&t.per_call_start);
-            if t.call_id.position == CallIdPosition::PreFuncName {
-                add(&t.call_id.prefix);
-            }
-            add(&t.function.name_prefix);
-            if t.format == ToolFormat::JsonNative && t.per_call_start.trim().is_empty() {
-                add("{");
-            }
-        }
-        // With no marker of its own, a call is found by its arguments' brace, unless every
-        // message opens with the separator (the turn header ends with it): then a call after
-        // other text starts there, and a brace in the text is the text's. A call may still
-        // open the output, right after the header: the brace only tells that one apart.
-        let mut bare_starts = Vec::new();
-        if triggers.is_empty() {
-            if lead_separator && !stop_text(&t.call_separator).is_empty() {
-                bare_starts.push("{".to_owned());
-            } else {
-                triggers.push("{".to_owned());
-            }
-        }
-        if lead_separator {
-            let sep = stop_text(&t.call_separator).to_owned();
-            if !sep.is_empty() && !triggers.contains(&sep) {
-                triggers.insert(0, sep);
-            }
-        }
-        // A call whose opener the model left out starts with its name prefix (see
-        // `tag_call`); content stops only at the opener, but the output may open with it.
-        if t.format != ToolFormat::JsonNative
-            && !stop_text(&t.per_call_start).is_empty()
-            && !stop_text(&t.function.name_prefix).is_empty()
-        {
-            bare_starts.push(stop_text(&t.function.name_prefix).to_owned());
-        }
+        let (triggers, bare_starts) = call_openers(t, lead_separator);
         ToolBlock {
             parser: block,
             triggers,

@@ -40,7 +40,7 @@
 //! use chatparse::message::ChatRequest;
 //!
 //! let format = TurnFormat {
-//!     reasoning: ReasoningFormat { start: "<think>".into(), end: "</think>".into(), tool_calls_only: false, block_join: None },
+//!     reasoning: ReasoningFormat { start: "<think>".into(), end: "</think>".into(), tool_calls_only: false, block_join: None, opened_by_turn: false },
 //!     ..TurnFormat::default()
 //! };
 //! let parser = ChatParser::from_format("demo", format, &ChatRequest::default(), String::new()).unwrap();

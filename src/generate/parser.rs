@@ -128,6 +128,7 @@ impl ChatParser {
                 end: "</think>".to_owned(),
                 tool_calls_only: false,
                 block_join: None,
+                opened_by_turn: false,
             };
         }
         let rendered = prompt::render_prompt(template, request, true).unwrap_or_default();
@@ -141,6 +142,11 @@ impl ChatParser {
             &analysis.generation_prompt.header,
             &format,
         );
+        // Reasoning with no opener, whose opening text the prompt wrote (`Here are my reasoning
+        // steps:`): the output starts inside it.
+        if format.reasoning.start.trim().is_empty() && !prefill_text.trim().is_empty() {
+            format.reasoning.opened_by_turn = true;
+        }
         // Reasoning kept inline: a closed (empty) block the prompt wrote is not part of what the
         // model said; an opened one is.
         let end = format.reasoning.end.trim();

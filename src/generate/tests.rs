@@ -9,6 +9,7 @@ fn reasoning_and_content() {
             end: "</think>".into(),
             tool_calls_only: false,
             block_join: None,
+            opened_by_turn: false,
         },
         ..TurnFormat::default()
     };
@@ -153,6 +154,7 @@ fn labelled_opener_parser(turn_start: &str) -> ChatParser {
             end: "<ch|>".into(),
             tool_calls_only: false,
             block_join: None,
+            opened_by_turn: false,
         },
         ..TurnFormat::default()
     };

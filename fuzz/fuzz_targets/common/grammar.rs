@@ -192,6 +192,7 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
             end: b.marker(),
             tool_calls_only: false,
             block_join: None,
+            opened_by_turn: false,
         },
         tools: Some(tools),
         turn_end: b.marker(),
@@ -205,6 +206,9 @@ fn format(b: &mut Bytes<'_>) -> TurnFormat {
         close: "]".to_owned(),
         separator: ", ".to_owned(),
     });
+    // Reasoning with no opener that every turn opens (unclosed, it is still reasoning), drawn
+    // after that.
+    format.reasoning.opened_by_turn = b.byte() % 2 == 0;
     if let Some(t) = format.tools.as_mut() {
         t.name_in_id = name_in_id;
         t.stated_wrapper = stated_wrapper;
