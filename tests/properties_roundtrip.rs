@@ -12,7 +12,9 @@
 //! renders ([`chatparse::fixtures::turn`]); a message it cannot render as an output is skipped
 //! and counted by reason. Where the analysis refuses a template's tool calls as broken
 //! ([`chatparse::fixtures::template_check::refusal`]), a message with calls must parse into no
-//! calls. A failure is shrunk and printed as a ready-to-commit fixture case.
+//! calls. Each rendered output, and prefixes of it read as finished and as unfinished outputs
+//! (a generation stopped early), also streams in chunks to its one-shot parse, with nothing
+//! retracted. A failure is shrunk and printed as a ready-to-commit fixture case.
 //!
 //! Ratchet: `tests/properties_roundtrip_known.txt` lists `template<TAB>reason` for templates
 //! whose round trip is known to fail; the test fails when an unlisted template fails or a
@@ -36,6 +38,9 @@ use chatparse::template::ChatTemplate;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use serde_json::{Map, Value};
+
+mod stream_support;
+use stream_support::{check, cuts_from_sizes};
 
 const KNOWN: &str = include_str!("properties_roundtrip_known.txt");
 
@@ -247,6 +252,17 @@ fn run(
                         }
                         _ => counts.passed.set(counts.passed.get() + 1),
                     }
+                    let parser = ChatParser::new(template, analysis, &request)
+                        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    for (output, partial) in stream_inputs(&turn) {
+                        let cuts = cuts_from_sizes(output.len(), &[3, 1, 7, 2, 11, 5]);
+                        check(&parser, output, partial, &cuts).map_err(|e| {
+                            TestCaseError::fail(format!(
+                                "(enable_thinking {thinking}) streaming {output:?} \
+                                 (partial: {partial}): {e}"
+                            ))
+                        })?;
+                    }
                 }
             }
             Ok(())
@@ -255,6 +271,23 @@ fn run(
             proptest::test_runner::TestError::Fail(reason, _) => reason.to_string(),
             other => other.to_string(),
         })
+}
+
+/// What is streamed of a rendered output: the output, and its first half and five sixths read
+/// as finished (a generation stopped early: a reasoning block or a call left open) and as
+/// unfinished outputs.
+fn stream_inputs(output: &str) -> Vec<(&str, bool)> {
+    let mut inputs = vec![(output, false)];
+    for cut in [output.len() / 2, output.len() * 5 / 6] {
+        let cut = (0..=cut)
+            .rev()
+            .find(|&c| output.is_char_boundary(c))
+            .unwrap_or(0);
+        if cut > 0 && cut < output.len() {
+            inputs.extend([(&output[..cut], false), (&output[..cut], true)]);
+        }
+    }
+    inputs
 }
 
 /// The `*.jinja` files of `dir` no fixture references, with the round-trip request (the

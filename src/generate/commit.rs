@@ -146,6 +146,18 @@ impl ChatParser {
         partial: bool,
         cursor: &mut CommitCursor<'p>,
     ) -> Option<Committed> {
+        // A finished output that ends in content after its calls (or that is all content,
+        // where a call may open the output with no marker): the next call of a list or
+        // section may have started there with no trigger of its own, and the output ended
+        // inside it. What a stream showed before the end (the partial parse) is kept where
+        // the full parse drops a call it announced or arguments it showed.
+        if !partial && self.may_end_in_call(text, content.last().cloned(), message.tool_calls.len())
+        {
+            let shown = self.partial_of(text);
+            if !shown_is_kept(&shown, message) {
+                return Some(self.ended_inside_call(text, shown));
+            }
+        }
         if !self.has_trigger(message.content.as_bytes()) {
             return None;
         }
@@ -178,20 +190,7 @@ impl ChatParser {
                         // The partial parse shows an open call itself; nothing to commit.
                         return None;
                     }
-                    let message = finalize(self.partial_of(text), None, false);
-                    let problem = located(
-                        &self.template,
-                        output,
-                        output.len(),
-                        "the rest of the tool call: output ended inside a tool call (kept \
-                         with its arguments healed)"
-                            .to_owned(),
-                    );
-                    return Some(Committed {
-                        message,
-                        problem,
-                        tail_from: text.len(),
-                    });
+                    return Some(self.ended_inside_call(text, self.partial_of(text)));
                 }
                 Scan::Broke(at) => {
                     let base = self.partial_of(text.get(..at).unwrap_or(text));
@@ -214,6 +213,59 @@ impl ChatParser {
             }
         }
         None
+    }
+
+    /// For a full parse of the session text `text` that failed: the commit of a call the
+    /// partial parse shows announced (a stream showed it before the output ended), if any.
+    pub(crate) fn ended_in_open_call(&self, text: &str) -> Option<Committed> {
+        if self.call_starts.is_empty() {
+            return None;
+        }
+        let shown = self.partial_of(text);
+        (announced(&shown) > 0).then(|| self.ended_inside_call(text, shown))
+    }
+
+    /// The commit of a full parse whose output ended inside a call: `shown` (the partial parse
+    /// of the whole text) with its calls' arguments healed.
+    fn ended_inside_call(&self, text: &str, shown: PartialMessage) -> Committed {
+        let output = text
+            .get(self.prefill_text.len().min(text.len())..)
+            .unwrap_or_default();
+        Committed {
+            message: finalize(shown, None, false),
+            problem: located(
+                &self.template,
+                output,
+                output.len(),
+                "the rest of the tool call: output ended inside a tool call (kept with its \
+                 arguments healed)"
+                    .to_owned(),
+            ),
+            tail_from: text.len(),
+        }
+    }
+
+    /// Whether the session text `text`, whose message has `calls`, may have ended inside a call
+    /// no trigger marks (content nodes `content`, in text order): it ends in content after
+    /// calls (the next call of a list or section may have started there with no marker of its
+    /// own); or calls may open the output or be messages of their own (a cut-off one may be
+    /// dropped whole).
+    pub(crate) fn may_end_in_call(
+        &self,
+        text: &str,
+        last_content: Option<Range<usize>>,
+        calls: usize,
+    ) -> bool {
+        let output_start = self.prefill_text.len();
+        if self.call_starts.is_empty() || text.len() <= output_start {
+            return false;
+        }
+        // Where calls are messages of their own (or open the output bare), a cut-off one may
+        // be dropped whole, whatever was read before it.
+        self.calls_open_output
+            || (calls > 0
+                && last_content
+                    .is_some_and(|span| span.end == text.len() && !text[span].trim().is_empty()))
     }
 
     /// The partial parse of the session text `text` (prefill included).
@@ -314,6 +366,19 @@ impl ChatParser {
             Scan::NotCall
         }
     }
+}
+
+/// Whether the final message `full` keeps what the partial parse `shown` of the same text
+/// showed of its calls: every announced call, with arguments that extend the ones shown.
+fn shown_is_kept(shown: &PartialMessage, full: &PartialMessage) -> bool {
+    let kept = announced(shown);
+    full.tool_calls.len() >= kept
+        && shown
+            .tool_calls
+            .iter()
+            .zip(&full.tool_calls)
+            .take(kept)
+            .all(|(s, f)| s.name == f.name && f.arguments.starts_with(&s.arguments))
 }
 
 /// The committed message from the partial parse `base` of the text up to the break: only

@@ -113,6 +113,11 @@ pub struct BuiltGrammar {
     /// begin a content node, never lie inside one. `None`: some content is read otherwise
     /// (wrapped content, a JSON response value, a marker kept as content, channels).
     pub content_stops: Option<Vec<String>>,
+    /// What a call that opens the output may start with where no trigger marks it (its name
+    /// prefix, or the arguments' brace of a format whose messages each open with the separator).
+    pub bare_call_starts: Vec<String>,
+    /// Calls are messages of their own (channels, role switches): one may open the output.
+    pub calls_are_messages: bool,
 }
 
 /// Builds the grammar for `format` under `options`; `name` labels errors.
@@ -360,6 +365,7 @@ pub fn build_grammar(
     } else {
         b.seq([echo, reasoning, wrapped, body, b.end()])
     };
+    let bare_call_starts = bare_starts.clone();
     let mut markers = triggers;
     markers.extend(echoes);
     markers.extend(bare_starts);
@@ -385,6 +391,8 @@ pub fn build_grammar(
         grammar: b.build(root)?,
         markers,
         content_stops,
+        bare_call_starts,
+        calls_are_messages: false,
     })
 }
 
@@ -2191,5 +2199,8 @@ fn channel_grammar(
         markers,
         // Message bodies are content too.
         content_stops: None,
+        bare_call_starts: Vec::new(),
+        // A call is a message of its own: it may open the output.
+        calls_are_messages: true,
     })
 }

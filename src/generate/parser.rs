@@ -93,6 +93,10 @@ pub struct ChatParser {
     /// Every marker that can start a call (section, per-call and name markers): where the
     /// commit rule looks for calls that broke (see `commit.rs`).
     pub(crate) call_starts: Vec<String>,
+    /// A call may open the output where no trigger marks it (a bare name, a message of its
+    /// own, or a call the prompt opened): a finished output that is all content may then have
+    /// ended inside one (see `commit.rs`).
+    pub(crate) calls_open_output: bool,
     /// One pass over the call starts' first bytes (when they have at most three).
     pub(crate) call_start_scan: Option<PlainScan>,
     /// The mapper's view of the grammar's tags.
@@ -215,6 +219,8 @@ impl ChatParser {
         .then(|| PlainScan::new(&built.markers))
         .flatten();
         let content_stops = built.content_stops;
+        let calls_are_messages = built.calls_are_messages;
+        let bare_call_starts = built.bare_call_starts;
         let grammar = built.grammar;
         let tag_kinds = TagKinds::of(&grammar);
         let python = format
@@ -232,9 +238,19 @@ impl ChatParser {
             .as_ref()
             .filter(|_| options.tools)
             .map(|t| {
+                // A marker with a slot (a counter: `<call_{counter}>`) starts with its text
+                // before the slot.
                 [&t.section_start, &t.per_call_start, &t.function.name_prefix]
                     .into_iter()
-                    .map(|m| m.trim().to_owned())
+                    // A separator holding a marker (`<|to|>`), or one every message opens with
+                    // (`>>>` ending the turn header), opens every call after the first (and
+                    // the first, where the prompt wrote it).
+                    .chain(Some(&t.call_separator).filter(|sep| {
+                        !crate::analyze::markers::marker_spans(sep).is_empty()
+                            || (!sep.trim().is_empty()
+                                && format.turn_start.trim_end().ends_with(sep.trim()))
+                    }))
+                    .map(|m| crate::analyze::slots::head(m.trim()).trim().to_owned())
                     .filter(|m| !m.is_empty())
                     .collect()
             })
@@ -257,6 +273,15 @@ impl ChatParser {
             }
         }
         call_starts.dedup();
+        // The prompt (its prefill, or the turn header itself) ends with a call start: the
+        // output may open with the call's name.
+        // A bare start that is no call start (a brace) is found by no trigger.
+        let calls_open_output = calls_are_messages
+            || bare_call_starts.iter().any(|b| !call_starts.contains(b))
+            || call_starts.iter().any(|start| {
+                prefill_text.trim_end().ends_with(start.as_str())
+                    || format.turn_start.trim_end().ends_with(start.as_str())
+            });
         let call_starts_begin_content = prefill.content.is_empty()
             && content_stops.as_ref().is_some_and(|stops| {
                 call_starts.iter().all(|start| {
@@ -286,6 +311,7 @@ impl ChatParser {
             python,
             template: template_name.to_owned(),
             triggers,
+            calls_open_output,
             call_start_scan: PlainScan::new(&call_starts),
             tag_kinds,
             call_starts_begin_content,
@@ -358,7 +384,11 @@ impl ChatParser {
     }
 
     fn parse_with(&self, output: &str, partial: bool) -> Parsed {
-        if let Some(scan) = &self.plain_scan {
+        if let Some(scan) = self
+            .plain_scan
+            .as_ref()
+            .filter(|_| partial || !self.calls_open_output)
+        {
             if !scan.has_marker(output.as_bytes()) {
                 // Nothing but content: the grammar would give one content node.
                 let mut message = ChatMessage::assistant();
@@ -380,6 +410,15 @@ impl ChatParser {
             self.grammar.parse(text)
         };
         if let (Status::Failure, Some(error)) = (parse.status, parse.error.as_ref()) {
+            // A call a stream announced before the output ended inside it stays a call (the
+            // commit rule; a call that opens the output with no trigger, as a message of its
+            // own, fails the whole parse).
+            if let Some(committed) = (!partial).then(|| self.ended_in_open_call(text)).flatten() {
+                return Parsed {
+                    message: into_message(committed.message),
+                    problem: Some(committed.problem),
+                };
+            }
             let mut message = ChatMessage::assistant();
             message.content = format!("{}{output}", self.prefill.content);
             message.reasoning_content = self.prefill.reasoning_content.clone();
@@ -390,6 +429,7 @@ impl ChatParser {
         }
         let mut mapper = self.mapper();
         mapper.update(&parse.ast, text);
+        let last_content = mapper.content_spans().last().cloned();
         let mapped = mapper.finish(partial);
         // One scan for call starts left in the content: without any, neither the commit rule
         // nor a call left in the content applies (the triggers are call starts). When content
@@ -398,9 +438,11 @@ impl ChatParser {
         let has_call_start = (!self.call_starts_begin_content
             || self.content_node_starts_a_call(&parse.ast, text))
             && self.has_trigger(mapped.content.as_bytes());
-        if has_call_start {
-            let mut cursor = CommitCursor::new(self);
+        if has_call_start
+            || (!partial && self.may_end_in_call(text, last_content, mapped.tool_calls.len()))
+        {
             let content = content_spans(&self.grammar, &parse.ast);
+            let mut cursor = CommitCursor::new(self);
             if let Some(committed) = self.commit(text, &content, &mapped, partial, &mut cursor) {
                 return Parsed {
                     message: into_message(committed.message),

@@ -296,6 +296,7 @@ impl<'p> ChatStream<'p> {
         // from the final tree (one O(n) mapping pass), so it always equals the one-shot parse.
         let mut mapper = self.parser.mapper();
         mapper.update(&self.session.ast(), self.session.text());
+        let last_content = mapper.content_spans().last().cloned();
         let final_message = mapper.finish(false);
         // The final tree may differ from the partial ones: check everything once.
         let emitted = match &self.committed {
@@ -303,7 +304,12 @@ impl<'p> ChatStream<'p> {
             None => self.mapper.message().clone(),
         };
         self.verify_everything(&emitted);
-        let has_trigger = self.parser.has_trigger(final_message.content.as_bytes());
+        let has_trigger = self.parser.has_trigger(final_message.content.as_bytes())
+            || self.parser.may_end_in_call(
+                self.session.text(),
+                last_content,
+                final_message.tool_calls.len(),
+            );
         if self.committed.is_some() || has_trigger {
             // The commit rule may apply: the one-shot parse decides (see the module docs).
             let output = self

@@ -152,5 +152,8 @@ pub(super) fn switch_grammar(
         markers,
         // Reasoning and content after a header are read otherwise than up to the triggers.
         content_stops: None,
+        bare_call_starts: Vec::new(),
+        // A call is a message of its own: it may open the output.
+        calls_are_messages: true,
     })
 }
