@@ -12,8 +12,13 @@
 //!   a partial one, as streams show them), the text from `e` on becomes content (appended to the
 //!   content before the call), and the parse reports a problem at `e`.
 //!
-//! Detection is only run when the grammar's parse leaves a call trigger (the first marker of a
-//! call) in a content node: then, from that trigger on, the prefixes of the text are parsed one
+//! A finished output that may have ended inside a call no trigger marks (text after its calls,
+//! where the next call of a list or section starts bare; or any output, where calls open it bare
+//! or are messages of their own) is compared with its partial parse, what a stream showed just
+//! before the end: a call or argument text shown there is kept (see `may_end_in_call`).
+//!
+//! Otherwise detection is only run when the grammar's parse leaves a call trigger (the first
+//! marker of a call) in a content node: then, from that trigger on, the prefixes of the text are parsed one
 //! character further at a time (an incremental [`Session`], O(text) parse work plus the mapping
 //! of the changed trees) until the call is announced and then vanishes, or the trigger turns
 //! into content without a call being announced (nothing is committed: `<tool_call> tag` in
