@@ -212,8 +212,13 @@ impl ChatParser {
         })?;
         let prefill = request.prefill();
         // Without markers, the output is all content (unless it starts inside reasoning).
+        // Reasoning with no opener that every turn opens: text without markers is reasoning.
+        let opened_by_turn = options.extract_reasoning
+            && format.reasoning.opened_by_turn
+            && format.reasoning.start.trim().is_empty();
         let plain_scan = (prefill_text.is_empty()
             && !options.starts_in_reasoning
+            && !opened_by_turn
             && prefill.content.is_empty()
             && prefill.reasoning_content.is_empty())
         .then(|| PlainScan::new(&built.markers))
