@@ -18,8 +18,8 @@
 //! before the end: a call or argument text shown there is kept (see `may_end_in_call`).
 //!
 //! Otherwise detection is only run when the grammar's parse leaves a call trigger (the first
-//! marker of a call) in a content node: then, from that trigger on, the prefixes of the text are parsed one
-//! character further at a time (an incremental [`Session`], O(text) parse work plus the mapping
+//! marker of a call) in a content node: then, from that trigger on, the prefixes of the text
+//! are parsed one character further at a time (an incremental [`Session`], O(text) parse work plus the mapping
 //! of the changed trees) until the call is announced and then vanishes, or the trigger turns
 //! into content without a call being announced (nothing is committed: `<tool_call> tag` in
 //! prose). One session ([`CommitCursor`]) serves every trigger of a text in order (and a
@@ -158,9 +158,8 @@ impl ChatParser {
         // the full parse drops a call it announced or arguments it showed.
         if !partial && self.may_end_in_call(text, content.last().cloned(), message.tool_calls.len())
         {
-            let shown = self.partial_of(text);
-            if !shown_is_kept(&shown, message) {
-                return Some(self.ended_inside_call(text, shown));
+            if let Some(committed) = self.keep_what_was_shown(text, message) {
+                return Some(committed);
             }
         }
         if !self.has_trigger(message.content.as_bytes()) {
@@ -226,8 +225,15 @@ impl ChatParser {
         if self.call_starts.is_empty() {
             return None;
         }
+        self.keep_what_was_shown(text, &PartialMessage::default())
+    }
+
+    /// The commit of the full parse `message` of the session text `text` when it drops a call
+    /// (or argument text) that the partial parse of the same text showed: `None` when it keeps
+    /// all of it.
+    fn keep_what_was_shown(&self, text: &str, message: &PartialMessage) -> Option<Committed> {
         let shown = self.partial_of(text);
-        (announced(&shown) > 0).then(|| self.ended_inside_call(text, shown))
+        (!shown_is_kept(&shown, message)).then(|| self.ended_inside_call(text, shown))
     }
 
     /// The commit of a full parse whose output ended inside a call: `shown` (the partial parse
@@ -250,11 +256,11 @@ impl ChatParser {
         }
     }
 
-    /// Whether the session text `text`, whose message has `calls`, may have ended inside a call
-    /// no trigger marks (content nodes `content`, in text order): it ends in content after
-    /// calls (the next call of a list or section may have started there with no marker of its
-    /// own); or calls may open the output or be messages of their own (a cut-off one may be
-    /// dropped whole).
+    /// Whether the session text `text`, whose message has `calls` and whose last content node
+    /// spans `last_content`, may have ended inside a call no trigger marks: it ends in content
+    /// after calls (the next call of a list or section may have started there with no marker
+    /// of its own); or calls may open the output or be messages of their own (a cut-off one may
+    /// be dropped whole).
     pub(crate) fn may_end_in_call(
         &self,
         text: &str,

@@ -38,6 +38,12 @@ impl ReasoningFormat {
     pub fn is_enabled(&self) -> bool {
         !self.end.trim().is_empty()
     }
+
+    /// Whether the output starts inside reasoning that has no opening marker (see
+    /// [`opened_by_turn`](Self::opened_by_turn)).
+    pub fn starts_unmarked(&self) -> bool {
+        self.opened_by_turn && self.start.trim().is_empty()
+    }
 }
 
 /// How content is wrapped.

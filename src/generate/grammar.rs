@@ -153,11 +153,7 @@ pub fn build_grammar(
     let mut bare_starts = Vec::new();
     let mut call_heads: Vec<String> = Vec::new();
     if let Some(tools) = format.tools.as_ref().filter(|_| options.tools) {
-        // The separator also leads a first call when it separates messages (it holds a
-        // marker), or when the turn header itself ends with it (every message opens with it).
-        let sep = tools.call_separator.trim();
-        let lead_separator = !sep.is_empty()
-            && (separates_messages(sep) || format.turn_start.trim_end().ends_with(sep));
+        let lead_separator = separator_leads_calls(format, tools);
         // Reasoning blocks between calls inside a call section, where the template writes
         // reasoning between calls (it splits reasoning into blocks around them).
         let (rs, re) = (format.reasoning.start.trim(), format.reasoning.end.trim());
@@ -505,6 +501,13 @@ fn marker_set<'m>(markers: impl IntoIterator<Item = &'m str>) -> Vec<&'m str> {
     set
 }
 
+/// Whether the call separator of `tools` also leads a first call: it separates messages (it
+/// holds a marker), or the turn header itself ends with it (every message opens with it).
+pub(crate) fn separator_leads_calls(format: &TurnFormat, tools: &ToolAnalysis) -> bool {
+    let sep = tools.call_separator.trim();
+    !sep.is_empty() && (separates_messages(sep) || format.turn_start.trim_end().ends_with(sep))
+}
+
 /// Whether a call separator ends one message and starts the next (it holds a marker), rather
 /// than only spacing calls apart.
 fn separates_messages(separator: &str) -> bool {
@@ -560,10 +563,7 @@ fn weak_end(end: &str) -> bool {
 /// with no tools to parse it into, the call stays content as written.
 fn unoffered_call_markers(format: &TurnFormat) -> Option<Vec<String>> {
     let tools = format.tools.as_ref()?;
-    let sep = tools.call_separator.trim();
-    let lead_separator =
-        !sep.is_empty() && (separates_messages(sep) || format.turn_start.trim_end().ends_with(sep));
-    let (openers, _) = call_openers(tools, lead_separator);
+    let (openers, _) = call_openers(tools, separator_leads_calls(format, tools));
     let whole: Vec<String> = openers
         .into_iter()
         .filter(|t| marker_spans(t) == [(0, t.len())])
@@ -981,7 +981,7 @@ impl Gen<'_> {
             return b.seq([repeated, text, b.optional(close)]);
         }
         if start.is_empty() {
-            if r.opened_by_turn {
+            if r.starts_unmarked() {
                 // The output starts inside the reasoning: left unclosed, it is still reasoning.
                 b.optional(b.seq([text, b.optional(close)]))
             } else {

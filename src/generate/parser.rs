@@ -213,12 +213,9 @@ impl ChatParser {
         let prefill = request.prefill();
         // Without markers, the output is all content (unless it starts inside reasoning).
         // Reasoning with no opener that every turn opens: text without markers is reasoning.
-        let opened_by_turn = options.extract_reasoning
-            && format.reasoning.opened_by_turn
-            && format.reasoning.start.trim().is_empty();
         let plain_scan = (prefill_text.is_empty()
             && !options.starts_in_reasoning
-            && !opened_by_turn
+            && !(options.extract_reasoning && format.reasoning.starts_unmarked())
             && prefill.content.is_empty()
             && prefill.reasoning_content.is_empty())
         .then(|| PlainScan::new(&built.markers))
@@ -247,14 +244,13 @@ impl ChatParser {
                 // before the slot.
                 [&t.section_start, &t.per_call_start, &t.function.name_prefix]
                     .into_iter()
-                    // A separator holding a marker (`<|to|>`), or one every message opens with
-                    // (`>>>` ending the turn header), opens every call after the first (and
-                    // the first, where the prompt wrote it).
-                    .chain(Some(&t.call_separator).filter(|sep| {
-                        !crate::analyze::markers::marker_spans(sep).is_empty()
-                            || (!sep.trim().is_empty()
-                                && format.turn_start.trim_end().ends_with(sep.trim()))
-                    }))
+                    // A separator that leads calls (`<|to|>`, or `>>>` ending the turn header)
+                    // opens every call after the first (and the first, where the prompt wrote
+                    // it).
+                    .chain(
+                        Some(&t.call_separator)
+                            .filter(|_| super::grammar::separator_leads_calls(&format, t)),
+                    )
                     .map(|m| crate::analyze::slots::head(m.trim()).trim().to_owned())
                     .filter(|m| !m.is_empty())
                     .collect()
@@ -278,9 +274,9 @@ impl ChatParser {
             }
         }
         call_starts.dedup();
-        // The prompt (its prefill, or the turn header itself) ends with a call start: the
-        // output may open with the call's name.
-        // A bare start that is no call start (a brace) is found by no trigger.
+        // A call may open the output unmarked: calls are messages of their own, a bare start
+        // is no call start (a brace: no trigger finds it), or the prompt (its prefill, or the
+        // turn header itself) ends with a call start, so the output opens with the call's name.
         let calls_open_output = calls_are_messages
             || bare_call_starts.iter().any(|b| !call_starts.contains(b))
             || call_starts.iter().any(|start| {
