@@ -37,7 +37,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::analyze::{ElementValues, ToolAnalysis};
+use crate::analyze::{ElementValues, NonStringValues, ToolAnalysis};
 use crate::json::ValueStream;
 use crate::message::python::PythonToJson;
 use crate::message::request::declared_types;
@@ -192,6 +192,10 @@ pub(crate) struct ValueFormat {
     /// The template writes every value between a pair of quotes (`key="%s"`): whitespace
     /// inside them is the value's, not layout.
     quoted: bool,
+    /// Strings are written bare with the markers of other values (JSON text): a value that
+    /// reads as a JSON string literal is a string holding its quotes, as the template would
+    /// write one.
+    bare_strings: bool,
 }
 
 impl ValueFormat {
@@ -228,6 +232,10 @@ impl ValueFormat {
                 let before = format!("{}{}", a.name_suffix, a.value_prefix);
                 before.trim_end().ends_with(q) && a.value_suffix.trim_start().starts_with(q)
             }),
+            bare_strings: a.non_string_values == NonStringValues::SameMarkers
+                && a.string_open.is_empty()
+                && a.string_close.is_empty()
+                && a.python_values.is_empty(),
         }
     }
 
@@ -249,19 +257,54 @@ impl ValueFormat {
     /// when the template wraps strings only, else JSON or a Python literal read from the
     /// text as other values are written, else the string (trimmed, unless the template
     /// quotes every value).
-    fn whole(&self, raw: &str, may_be_string: bool) -> String {
+    ///
+    /// `types` are the parameter's declared types. Where strings are written bare like other
+    /// values and the schema allows a string, text whose JSON the schema does not allow (a
+    /// `true` for `["string", "object"]`, a quoted `"x"`) is the string as written.
+    fn whole(&self, raw: &str, may_be_string: bool, types: &[String]) -> String {
         let (json_text, wrapped) = self.json_text.decode(raw);
         if wrapped && self.wrapped_strings && may_be_string {
             // A wrapped string is the wrapper's text exactly.
             return serde_json::Value::String(self.text.decode(raw).0).to_string();
         }
         if let Some(json) = self.json_of(json_text.trim()) {
-            return json;
+            let as_written = self.bare_strings
+                && may_be_string
+                && types.iter().any(|t| t == "string")
+                && !bare_value_fits(&json, types);
+            if !as_written {
+                return json;
+            }
         }
         let text = self.text.decode(raw).0;
         let text = if self.quoted { &text } else { text.trim() };
         serde_json::Value::String(text.to_owned()).to_string()
     }
+}
+
+/// Whether the JSON text `json` of a value written bare is of one of the non-string `types`
+/// (`integer` for numbers with no fractional part, as JSON Schema has it; `number` for any). A JSON string literal never is: a
+/// bare string is written without quotes.
+fn bare_value_fits(json: &str, types: &[String]) -> bool {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(json) else {
+        return false;
+    };
+    let kind = match &value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(n)
+            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) =>
+        {
+            "integer"
+        }
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => return false,
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    };
+    types
+        .iter()
+        .any(|t| t == kind || (kind == "integer" && t == "number"))
 }
 
 /// The kind of each mapped tag of a grammar (looked up once per parser, not per parse).
@@ -1053,7 +1096,7 @@ impl<'t> Mapper<'t> {
                     }
                     ValueMode::WholeString => {
                         // `null`, or the string.
-                        let value = match self.values.whole(raw, true) {
+                        let value = match self.values.whole(raw, true, &[]) {
                             null if null == "null" => null,
                             _ => serde_json::Value::String(self.values.text.decode(raw).0)
                                 .to_string(),
@@ -1061,7 +1104,11 @@ impl<'t> Mapper<'t> {
                         self.builder.push_argument_value(&value);
                     }
                     ValueMode::Whole => {
-                        let json = self.values.whole(raw, self.value_may_be_string);
+                        let types = self
+                            .parameter_schema()
+                            .map(declared_types)
+                            .unwrap_or_default();
+                        let json = self.values.whole(raw, self.value_may_be_string, &types);
                         self.builder.push_argument_value(&json);
                     }
                     ValueMode::String | ValueMode::Stream => self.finish_streamed_value(),
