@@ -53,7 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::template::{ArgumentsForm, Capabilities, ChatTemplate};
 
-pub use cache::{analyze_cached, AnalysisCache};
+pub use cache::{analyze_cached, with_variables_cached, AnalysisCache, TemplateVariant};
 pub use content::{ContentAnalysis, ContentMode};
 pub use reasoning::{
     MarkerSource, Prefill, ReasoningAnalysis, ReasoningMode, ReasoningScope, WithoutReasoning,

@@ -61,7 +61,7 @@ pub(crate) fn load(
     let name = template
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let template = ChatTemplate::new(name, source).map_err(|e| e.to_string())?;
+    let compiled = ChatTemplate::new(name, source).map_err(|e| e.to_string())?;
     let request: ChatRequest = match request {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -74,6 +74,8 @@ pub(crate) fn load(
         .map_err(|e| e.to_string())?,
     };
     let output = read_input(input)?;
+    // The request's template variables (`chat_template_kwargs`) render with every probe.
+    let template = compiled.with_variables(request.chat_template_kwargs.clone());
     let analysis = analyze_cached(&template);
     let parser = ChatParser::new(&template, &analysis, &request).map_err(|e| e.to_string())?;
     Ok(Loaded { parser, output })

@@ -118,6 +118,21 @@ impl ChatParser {
         analysis: &Analysis,
         request: &ChatRequest,
     ) -> Result<ChatParser, GenerateError> {
+        // The request's template variables can change the format: the analysis must be the
+        // one of the template rendered with them.
+        if let Some((key, _)) = request
+            .chat_template_kwargs
+            .iter()
+            .find(|(k, v)| template.variables().get(k.as_str()) != Some(v))
+        {
+            return Err(GenerateError {
+                template: template.name().to_owned(),
+                message: format!(
+                    "the request's chat_template_kwargs set `{key}`, which the template was not \
+                     built with: analyse ChatTemplate::with_variables(kwargs) for this request"
+                ),
+            });
+        }
         let mut format = TurnFormat::for_request(analysis, !request.tools.is_empty());
         if !format.reasoning.is_enabled()
             && !analysis

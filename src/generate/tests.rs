@@ -180,3 +180,26 @@ fn an_opener_token_the_header_also_uses_needs_its_label() {
     let parsed = parser.parse("<|ch>thought\nsure<ch|>ok");
     assert_eq!(parsed.message.reasoning_content, "sure");
 }
+
+#[test]
+fn template_variables_of_the_request_must_be_the_templates() {
+    let source = "{% for m in messages %}{{ m.content }}{% endfor %}\
+        {% if add_generation_prompt %}<{{ style | default('a') }}>{% endif %}";
+    let template = crate::template::ChatTemplate::new("vars", source).unwrap();
+    let request: ChatRequest = serde_json::from_value(serde_json::json!({
+        "messages": [{"role": "user", "content": "Q"}],
+        "chat_template_kwargs": {"style": "b"}
+    }))
+    .unwrap();
+    let analysis = crate::analyze::analyze_cached(&template);
+    let err = ChatParser::new(&template, &analysis, &request).unwrap_err();
+    assert!(err.message.contains("`style`"), "{err}");
+    let variant =
+        crate::analyze::with_variables_cached(&template, &request.chat_template_kwargs).unwrap();
+    assert_eq!(variant.0.variables(), &request.chat_template_kwargs);
+    ChatParser::new(&variant.0, &variant.1, &request).unwrap();
+    // Cached: the same variant again.
+    let again =
+        crate::analyze::with_variables_cached(&template, &request.chat_template_kwargs).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&variant, &again));
+}

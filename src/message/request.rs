@@ -33,6 +33,16 @@ pub struct ChatRequest {
     pub continue_final_message: ContinueFinalMessage,
     /// Whether the prompt ends with the assistant turn's opening. Default: `true`.
     pub add_generation_prompt: bool,
+    /// Further variables the template is rendered with (a template's own options, such as a
+    /// tool-call format switch), as servers accept them. They can change the format: parse with
+    /// a template that carries them ([`ChatTemplate::with_variables`]). Default: none.
+    ///
+    /// [`ChatTemplate::with_variables`]: crate::template::ChatTemplate::with_variables
+    #[serde(
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Map::is_empty"
+    )]
+    pub chat_template_kwargs: Map<String, Value>,
 }
 
 impl Default for ChatRequest {
@@ -47,6 +57,7 @@ impl Default for ChatRequest {
             json_schema: None,
             continue_final_message: ContinueFinalMessage::None,
             add_generation_prompt: true,
+            chat_template_kwargs: Map::new(),
         }
     }
 }

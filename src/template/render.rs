@@ -249,6 +249,8 @@ pub struct ChatTemplate {
     free_variables: OnceLock<Vec<String>>,
     /// See [`ChatTemplate::wants_text_parts`].
     text_parts: OnceLock<bool>,
+    /// See [`ChatTemplate::with_variables`].
+    variables: Map<String, serde_json::Value>,
 }
 
 impl ChatTemplate {
@@ -296,7 +298,38 @@ impl ChatTemplate {
             env,
             free_variables: OnceLock::new(),
             text_parts: OnceLock::new(),
+            variables: Map::new(),
         })
+    }
+
+    /// The same template with `variables` set on every render, as a server passes a request's
+    /// `chat_template_kwargs` (a template option such as a tool-call format switch). A render's
+    /// own variables ([`RenderInput::extra`], `enable_thinking`, ...) take precedence. The
+    /// analysis of the result is the analysis under these variables ([`analyze_cached`] keys
+    /// on them).
+    ///
+    /// [`analyze_cached`]: crate::analyze::analyze_cached
+    pub fn with_variables(mut self, variables: Map<String, serde_json::Value>) -> ChatTemplate {
+        self.variables = variables;
+        self.text_parts = OnceLock::new();
+        self
+    }
+
+    /// The variables set on every render (see [`with_variables`](Self::with_variables)).
+    pub fn variables(&self) -> &Map<String, serde_json::Value> {
+        &self.variables
+    }
+
+    /// This template compiled again with `variables` (see
+    /// [`with_variables`](Self::with_variables)).
+    pub fn recompiled_with(
+        &self,
+        variables: Map<String, serde_json::Value>,
+    ) -> Result<ChatTemplate, TemplateError> {
+        Ok(
+            ChatTemplate::with_limits(self.name.clone(), self.source.clone(), self.limits)?
+                .with_variables(variables),
+        )
     }
 
     /// The instrumented program, with the lifetime of `self`.
@@ -377,6 +410,10 @@ impl ChatTemplate {
             }
         };
         let mut ctx = ValueMap::new();
+        // The template's variables first: the render's own replace them.
+        for (k, v) in &self.variables {
+            ctx.insert(Value::from(k.as_str()), from_json(v));
+        }
         let messages: Vec<Value> = messages.iter().map(|m| from_json(m)).collect();
         ctx.insert(Value::from("messages"), Value::from(messages));
         let tools = match &input.tools {
@@ -608,5 +645,24 @@ mod equivalent_tests {
         let broken = ChatTemplate::new("broken", "{{ raise_exception('nope') }}").unwrap();
         let err = broken.render_or_equivalent(&off).unwrap_err();
         assert!(err.to_string().contains("nope"), "{err}");
+    }
+
+    #[test]
+    fn variables_render_under_the_inputs_own() {
+        let source = "{{ style | default('a') }}-{{ enable_thinking }}-{{ messages | length }}";
+        let plain = ChatTemplate::new("vars", source).unwrap();
+        let mut vars = serde_json::Map::new();
+        vars.insert("style".into(), json!("b"));
+        vars.insert("enable_thinking".into(), json!(false));
+        vars.insert("messages".into(), json!([]));
+        let with = plain.recompiled_with(vars.clone()).unwrap();
+        assert_eq!(with.variables(), &vars);
+        let input = RenderInput::new(vec![json!({"role": "user", "content": "Q"})])
+            .with_var("enable_thinking", true);
+        assert_eq!(plain.render(&input).unwrap(), "a-True-1");
+        // The template's variables fill in; the render's own (enable_thinking, messages) win.
+        assert_eq!(with.render(&input).unwrap(), "b-True-1");
+        let without = RenderInput::new(vec![json!({"role": "user", "content": "Q"})]);
+        assert_eq!(with.render(&without).unwrap(), "b-False-1");
     }
 }
