@@ -312,8 +312,9 @@ fn bare_value_fits(json: &str, types: &[String]) -> bool {
 pub(crate) struct TagKinds(Vec<(TagId, Kind)>);
 
 impl TagKinds {
-    /// The tags of `grammar` the mapper reads.
-    pub(crate) fn of(grammar: &Grammar) -> TagKinds {
+    /// The tags of `grammar` the mapper reads; with `drop_reasoning`, reasoning nodes are not
+    /// read (their text goes to no field).
+    pub(crate) fn of(grammar: &Grammar, drop_reasoning: bool) -> TagKinds {
         TagKinds(
             [
                 tags::REASONING,
@@ -329,6 +330,7 @@ impl TagKinds {
                 tags::TOOL_ARG_JSON,
             ]
             .into_iter()
+            .filter(|t| !(drop_reasoning && *t == tags::REASONING))
             .filter_map(|t| grammar.tag_id(t).map(|id| (id, Kind::of(t))))
             .collect(),
         )

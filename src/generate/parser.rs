@@ -169,7 +169,8 @@ impl ChatParser {
         // Reasoning kept inline: a closed (empty) block the prompt wrote is not part of what the
         // model said; an opened one is.
         let end = format.reasoning.end.trim();
-        if !request.extracts_reasoning() && !end.is_empty() && prefill_text.contains(end) {
+        let inline = !request.extracts_reasoning() && request.json_schema.is_none();
+        if inline && !end.is_empty() && prefill_text.contains(end) {
             prefill_text.clear();
         }
         Self::from_format(template.name(), format, request, prefill_text)
@@ -183,8 +184,12 @@ impl ChatParser {
         request: &ChatRequest,
         prefill_text: String,
     ) -> Result<ChatParser, GenerateError> {
+        // A response format's content is the JSON alone: reasoning kept inline
+        // (`reasoning_format: none`) cannot be part of it, so it is read apart and not
+        // reported.
+        let drop_reasoning = !request.extracts_reasoning() && request.json_schema.is_some();
         let mut options = GrammarOptions {
-            extract_reasoning: request.extracts_reasoning(),
+            extract_reasoning: request.extracts_reasoning() || drop_reasoning,
             tools: request.tools_enabled(),
             parallel_tool_calls: request.parallel_tool_calls,
             reasoning_open: false,
@@ -239,7 +244,7 @@ impl ChatParser {
         let calls_are_messages = built.calls_are_messages;
         let bare_call_starts = built.bare_call_starts;
         let grammar = built.grammar;
-        let tag_kinds = TagKinds::of(&grammar);
+        let tag_kinds = TagKinds::of(&grammar, drop_reasoning);
         let python = format
             .tools
             .as_ref()

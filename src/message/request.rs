@@ -26,7 +26,9 @@ pub struct ChatRequest {
     pub enable_thinking: bool,
     /// Where reasoning text goes. Default: [`ReasoningFormat::Auto`].
     pub reasoning_format: ReasoningFormat,
-    /// The response format's JSON schema: the content must be JSON matching it. Default: none.
+    /// The response format's JSON schema: the content must be JSON matching it, so reasoning is
+    /// never inline in it (with `reasoning_format: none` it is read apart and not reported, as
+    /// llama.cpp does). Default: none.
     pub json_schema: Option<Value>,
     /// Whether the last message is an assistant turn being continued. Default:
     /// [`ContinueFinalMessage::None`].
