@@ -204,6 +204,11 @@ impl ValueFormat {
         &self.text
     }
 
+    /// Strings are written bare with the markers of other values.
+    pub(crate) fn bare_strings(&self) -> bool {
+        self.bare_strings
+    }
+
     /// Non-string values may be Python literals.
     pub(crate) fn python(&self) -> bool {
         self.python

@@ -49,6 +49,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::generate::grammar::tags;
+use crate::message::request::declared_types;
 use crate::message::{ArgumentKind, Tool, ValueText};
 use crate::peg::{Grammar, Node, Parser};
 
@@ -117,6 +118,10 @@ pub(crate) struct FromPeg<'a> {
     name_in_id: bool,
     /// The template writes container values as these elements.
     elements: Option<crate::analyze::ElementValues>,
+    /// Strings are written bare with the markers of other values: a value whose schema allows
+    /// a string is any text (the parser reads text the rest of the schema rules out as the
+    /// string, see `ValueFormat::whole`).
+    bare_strings: bool,
 }
 
 impl<'a> FromPeg<'a> {
@@ -148,7 +153,13 @@ impl<'a> FromPeg<'a> {
             verbatim: None,
             name_in_id: false,
             elements: None,
+            bare_strings: false,
         }
+    }
+
+    /// Strings are written bare with the markers of other values (see the field).
+    pub(crate) fn bare_strings(&mut self, yes: bool) {
+        self.bare_strings = yes;
     }
 
     /// Names are read from call ids: a tool's name is written with optional id text around
@@ -877,7 +888,10 @@ impl<'a> FromPeg<'a> {
                     return self.expr(inner, ctx, d);
                 };
                 let schema = tool.parameter_schema(&name).unwrap_or(Value::Bool(true));
-                let raw = ArgumentKind::of_schema(&schema) == ArgumentKind::String;
+                let raw = ArgumentKind::of_schema(&schema) == ArgumentKind::String
+                    || (self.bare_strings
+                        && tag == tags::TOOL_ARG_VALUE
+                        && declared_types(&schema).iter().any(|t| t == "string"));
                 match (tag, raw) {
                     (tags::TOOL_ARG_STRING, false) | (tags::TOOL_ARG_JSON, true) => Ok(Expr::Never),
                     _ => {

@@ -254,6 +254,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             &mut rules,
         );
         t.names_in_ids(format.tools.as_ref().is_some_and(|t| t.name_in_id));
+        t.bare_strings(parser.values.bare_strings());
         t.element_values(
             format
                 .tools
