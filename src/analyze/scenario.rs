@@ -97,6 +97,13 @@ impl ProbeSet {
 
     /// The tool definitions: both functions take both arguments, as strings.
     pub fn tools(&self) -> Vec<Value> {
+        self.tools_with_first_type("string")
+    }
+
+    /// The tool definitions with the first argument declared as `first_type` (a JSON Schema
+    /// type): templates that write a parameter's declared type beside its value render the
+    /// type of the value a probe passes.
+    pub fn tools_with_first_type(&self, first_type: &str) -> Vec<Value> {
         [self.fn_first, self.fn_second]
             .iter()
             .map(|name| {
@@ -108,7 +115,7 @@ impl ProbeSet {
                         "parameters": {
                             "type": "object",
                             "properties": {
-                                self.arg_first: {"type": "string", "description": "First."},
+                                self.arg_first: {"type": first_type, "description": "First."},
                                 self.arg_second: {"type": "string", "description": "Second."},
                             },
                             "required": [self.arg_first, self.arg_second],
@@ -263,6 +270,9 @@ pub struct Scenario {
     /// Each call's id is its function name (templates that write the id where the name goes,
     /// and never the name: the analysis then finds the name's place).
     pub ids_are_names: bool,
+    /// The declared type of the first probe argument (`None`: string), for probes that pass
+    /// it another type of value.
+    pub first_arg_type: Option<&'static str>,
 }
 
 impl Scenario {
@@ -279,6 +289,7 @@ impl Scenario {
             probes: ProbeSet::PRIMARY,
             null_call_content: false,
             ids_are_names: false,
+            first_arg_type: None,
         }
     }
 
@@ -343,7 +354,10 @@ impl Scenario {
             messages.push(json!({"role": "user", "content": USER_AGAIN}));
         }
         RenderInput::new(messages)
-            .with_tools(self.tools.then(|| self.probes.tools()))
+            .with_tools(self.tools.then(|| {
+                self.probes
+                    .tools_with_first_type(self.first_arg_type.unwrap_or("string"))
+            }))
             .with_generation_prompt(self.generation_prompt)
             .with_var("enable_thinking", self.enable_thinking)
             .with_stand_in_special_tokens()

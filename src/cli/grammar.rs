@@ -46,8 +46,7 @@ fn load(args: &GrammarArgs) -> Result<ChatParser, String> {
     let compiled = ChatTemplate::new(name, source).map_err(|e| e.to_string())?;
     let request: ChatRequest = serde_json::from_str(&read(&args.request)?)
         .map_err(|e| format!("{}: {e}", args.request.display()))?;
-    // The request's template variables (`chat_template_kwargs`) render with every probe.
-    let template = compiled.with_variables(request.chat_template_kwargs.clone());
+    let template = compiled;
     let analysis = analyze_cached(&template);
     ChatParser::new(&template, &analysis, &request).map_err(|e| e.to_string())
 }

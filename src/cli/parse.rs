@@ -74,8 +74,7 @@ pub(crate) fn load(
         .map_err(|e| e.to_string())?,
     };
     let output = read_input(input)?;
-    // The request's template variables (`chat_template_kwargs`) render with every probe.
-    let template = compiled.with_variables(request.chat_template_kwargs.clone());
+    let template = compiled;
     let analysis = analyze_cached(&template);
     let parser = ChatParser::new(&template, &analysis, &request).map_err(|e| e.to_string())?;
     Ok(Loaded { parser, output })

@@ -6,7 +6,6 @@
 //! reproduce it after every such chunk (the streaming rule of the fixtures and vectors). It
 //! takes chunks that cut code points.
 
-use crate::analyze::with_variables_cached;
 use crate::generate::ChatParser;
 
 use super::{Engine, EngineCase, EngineError, EngineSession, OneShot, StreamRun};
@@ -38,20 +37,7 @@ impl Engine for ChatParserEngine {
         let chat = case
             .chat
             .ok_or_else(|| EngineError::Unsupported("the case has no chat template".into()))?;
-        let kwargs = &case.request.chat_template_kwargs;
-        let variant = if kwargs.is_empty() || kwargs == chat.template.variables() {
-            None
-        } else {
-            Some(
-                with_variables_cached(chat.template, kwargs)
-                    .map_err(|e| EngineError::Failed(format!("cannot build the template: {e}")))?,
-            )
-        };
-        let (template, analysis) = match &variant {
-            Some(v) => (&v.0, v.1.as_ref()),
-            None => (chat.template, chat.analysis),
-        };
-        let parser = ChatParser::new(template, analysis, &case.request)
+        let parser = ChatParser::new(chat.template, chat.analysis, &case.request)
             .map_err(|e| EngineError::Failed(format!("cannot build the parser: {e}")))?;
         Ok(Box::new(Session { parser }))
     }

@@ -638,6 +638,17 @@ fn call_openers(t: &ToolAnalysis, lead_separator: bool) -> (Vec<String>, Vec<Str
 
 /// A marker text up to the first place where [`Gen::loose_text`] matches any whitespace
 /// (`<|calls|>` of `<|calls|>[`); the whole text when there is none.
+/// The text a slot's value runs up to: the head of the fixed text after it (never empty:
+/// where whitespace may come first, the text up to the next place it may come).
+fn slot_end(next: &str) -> &str {
+    let next = next.trim();
+    loose_gaps(next)
+        .iter()
+        .map(|&(start, _)| start)
+        .find(|&start| start > 0)
+        .map_or(next, |start| &next[..start])
+}
+
 fn marker_head(text: &str) -> &str {
     match loose_gaps(text).first() {
         Some(&(start, _)) => &text[..start],
@@ -776,8 +787,8 @@ struct Gen<'a> {
 
 impl Gen<'_> {
     /// Marker text matched exactly: literal text, and each [slot](crate::analyze::slots) as
-    /// what it stands for (digits for a counter, a word for a type, the repeated name or key
-    /// as text up to the fixed text after it).
+    /// what it stands for (digits for a counter; a type, the repeated name or key as text up
+    /// to the fixed text after it).
     fn text(&self, marker: &str) -> Parser {
         let b = self.b;
         if !slots::has_slots(marker) {
@@ -787,10 +798,17 @@ impl Gen<'_> {
         let parts = pieces.iter().enumerate().map(|(i, piece)| match piece {
             Piece::Text(t) => self.loose_text(t),
             Piece::Slot(Slot::Counter) => b.chars("[0-9]", 1, None),
-            Piece::Slot(Slot::Type) => b.chars("[A-Za-z_]", 1, None),
-            Piece::Slot(Slot::Name | Slot::Key) => match pieces.get(i + 1) {
-                Some(Piece::Text(next)) if !next.trim().is_empty() => {
-                    b.until(marker_head(next.trim()))
+            // A type is a word, or what a template writes for a declared schema
+            // (`array[string]`, `string|null`): text up to the fixed text after it.
+            Piece::Slot(Slot::Type | Slot::Name | Slot::Key) => match pieces.get(i + 1) {
+                Some(Piece::Text(next)) if !next.trim().is_empty() => b.until(slot_end(next)),
+                // A type last: words joined by `|`, each with an optional `[…]` (its items).
+                _ if *piece == Piece::Slot(Slot::Type) => {
+                    let word = b.seq([
+                        b.chars("[A-Za-z0-9_.:\\-]", 1, None),
+                        b.optional(b.seq([b.literal("["), b.until("]"), b.literal("]")])),
+                    ]);
+                    b.seq([word, b.zero_or_more(b.seq([b.literal("|"), word]))])
                 }
                 _ => b.chars("[A-Za-z0-9_.:\\-]", 1, None),
             },
@@ -866,6 +884,10 @@ impl Gen<'_> {
     /// (the fixed text before a slot).
     fn until_marker(&self, marker: &str) -> Parser {
         let core = stop_text(marker);
+        if core.is_empty() && marker.contains('\n') {
+            // Ended by a line break alone (`key => value` lines): the text of the line.
+            return self.b.until("\n");
+        }
         let exact = slots::head(marker.trim_end());
         if exact != core && !exact.is_empty() {
             self.b.until_one_of([exact, core])

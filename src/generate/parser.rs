@@ -112,26 +112,31 @@ pub struct ChatParser {
 
 impl ChatParser {
     /// Builds the parser for `request` from `template` and its `analysis` (renders the prompt
-    /// to find the prefill).
+    /// to find the prefill). A request whose `chat_template_kwargs` the template was not built
+    /// with is served by the template under them and its analysis
+    /// ([`with_variables_cached`](crate::analyze::with_variables_cached)), not by `analysis`.
     pub fn new(
         template: &ChatTemplate,
         analysis: &Analysis,
         request: &ChatRequest,
     ) -> Result<ChatParser, GenerateError> {
         // The request's template variables can change the format: the analysis must be the
-        // one of the template rendered with them.
-        if let Some((key, _)) = request
+        // one of the template rendered with them (a cached variant of the template).
+        if request
             .chat_template_kwargs
             .iter()
-            .find(|(k, v)| template.variables().get(k.as_str()) != Some(v))
+            .any(|(k, v)| template.variables().get(k.as_str()) != Some(v))
         {
-            return Err(GenerateError {
-                template: template.name().to_owned(),
-                message: format!(
-                    "the request's chat_template_kwargs set `{key}`, which the template was not \
-                     built with: analyse ChatTemplate::with_variables(kwargs) for this request"
-                ),
-            });
+            let mut variables = template.variables().clone();
+            variables.extend(request.chat_template_kwargs.clone());
+            let variant =
+                crate::analyze::with_variables_cached(template, &variables).map_err(|e| {
+                    GenerateError {
+                        template: template.name().to_owned(),
+                        message: format!("the request's chat_template_kwargs: {e}"),
+                    }
+                })?;
+            return Self::new(&variant.0, &variant.1, request);
         }
         let mut format = TurnFormat::for_request(analysis, !request.tools.is_empty());
         if !format.reasoning.is_enabled()

@@ -182,7 +182,7 @@ fn an_opener_token_the_header_also_uses_needs_its_label() {
 }
 
 #[test]
-fn template_variables_of_the_request_must_be_the_templates() {
+fn template_variables_of_the_request_pick_the_template_variant() {
     let source = "{% for m in messages %}{{ m.content }}{% endfor %}\
         {% if add_generation_prompt %}<{{ style | default('a') }}>{% endif %}";
     let template = crate::template::ChatTemplate::new("vars", source).unwrap();
@@ -192,12 +192,25 @@ fn template_variables_of_the_request_must_be_the_templates() {
     }))
     .unwrap();
     let analysis = crate::analyze::analyze_cached(&template);
-    let err = ChatParser::new(&template, &analysis, &request).unwrap_err();
-    assert!(err.message.contains("`style`"), "{err}");
+    // The parser serves the request with the template under its variables.
+    let parser = ChatParser::new(&template, &analysis, &request).unwrap();
     let variant =
         crate::analyze::with_variables_cached(&template, &request.chat_template_kwargs).unwrap();
     assert_eq!(variant.0.variables(), &request.chat_template_kwargs);
-    ChatParser::new(&variant.0, &variant.1, &request).unwrap();
+    let direct = ChatParser::new(&variant.0, &variant.1, &request).unwrap();
+    assert_eq!(
+        format!("{:?}", parser.format()),
+        format!("{:?}", direct.format())
+    );
+    let plain = ChatRequest {
+        chat_template_kwargs: Default::default(),
+        ..request.clone()
+    };
+    let without = ChatParser::new(&template, &analysis, &plain).unwrap();
+    assert_ne!(
+        format!("{:?}", parser.format()),
+        format!("{:?}", without.format())
+    );
     // Cached: the same variant again.
     let again =
         crate::analyze::with_variables_cached(&template, &request.chat_template_kwargs).unwrap();

@@ -542,6 +542,7 @@ pub fn analyze(
     if analysis.format == ToolFormat::TagWithTagged {
         let number = compare(renderer, &one_call, |s| {
             *s = s.with_calls(vec![Call::first_with_number(p)], None);
+            s.first_arg_type = Some("integer");
         });
         if let Ok(number) = number {
             let body = frame.body(&number.b, true);
@@ -551,6 +552,7 @@ pub fn analyze(
         if analysis.arguments.non_string.is_some() {
             let boolean = compare(renderer, &one_call, |s| {
                 *s = s.with_calls(vec![Call::first_with_value(p, true.into())], None);
+                s.first_arg_type = Some("boolean");
             });
             if let Ok(boolean) = boolean {
                 let body = frame.body(&boolean.b, true);
