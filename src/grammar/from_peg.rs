@@ -122,6 +122,10 @@ pub(crate) struct FromPeg<'a> {
     /// a string is any text (the parser reads text the rest of the schema rules out as the
     /// string, see `ValueFormat::whole`).
     bare_strings: bool,
+    /// The markers of non-string values write the parameter's declared type (a type slot):
+    /// a string parameter whose declared type is not plain `string` (`string|null`) is
+    /// written under them too.
+    typed_slot: bool,
 }
 
 impl<'a> FromPeg<'a> {
@@ -154,7 +158,13 @@ impl<'a> FromPeg<'a> {
             name_in_id: false,
             elements: None,
             bare_strings: false,
+            typed_slot: false,
         }
+    }
+
+    /// The non-string markers write the declared type (see the field).
+    pub(crate) fn typed_slot(&mut self, yes: bool) {
+        self.typed_slot = yes;
     }
 
     /// Strings are written bare with the markers of other values (see the field).
@@ -893,7 +903,8 @@ impl<'a> FromPeg<'a> {
                         && tag == tags::TOOL_ARG_VALUE
                         && declared_types(&schema).iter().any(|t| t == "string"));
                 match (tag, raw) {
-                    (tags::TOOL_ARG_STRING, false) | (tags::TOOL_ARG_JSON, true) => Ok(Expr::Never),
+                    (tags::TOOL_ARG_STRING, false) => Ok(Expr::Never),
+                    (tags::TOOL_ARG_JSON, true) if !self.typed_slot => Ok(Expr::Never),
                     _ => {
                         let outer = std::mem::replace(&mut self.json.compact, guided.is_some());
                         let id = self.value(inner, t, i, &name, &schema, raw, ctx, d);

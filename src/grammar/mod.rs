@@ -255,6 +255,12 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         );
         t.names_in_ids(format.tools.as_ref().is_some_and(|t| t.name_in_id));
         t.bare_strings(parser.values.bare_strings());
+        t.typed_slot(format.tools.as_ref().is_some_and(|t| {
+            t.arguments.non_string.as_ref().is_some_and(|n| {
+                n.name_suffix
+                    .contains(crate::analyze::slots::Slot::Type.char())
+            })
+        }));
         t.element_values(
             format
                 .tools
