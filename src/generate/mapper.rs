@@ -37,6 +37,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::analyze::slots::Slot;
 use crate::analyze::{ElementValues, NonStringValues, ToolAnalysis};
 use crate::json::ValueStream;
 use crate::message::python::PythonToJson;
@@ -196,6 +197,9 @@ pub(crate) struct ValueFormat {
     /// reads as a JSON string literal is a string holding its quotes, as the template would
     /// write one.
     bare_strings: bool,
+    /// The non-string markers write the parameter's declared type (a type slot): the schema,
+    /// not the markers, tells a value's type.
+    typed_slot: bool,
 }
 
 impl ValueFormat {
@@ -241,6 +245,10 @@ impl ValueFormat {
                 && a.string_open.is_empty()
                 && a.string_close.is_empty()
                 && a.python_values.is_empty(),
+            typed_slot: a
+                .non_string
+                .as_ref()
+                .is_some_and(|n| n.name_suffix.contains(Slot::Type.char())),
         }
     }
 
@@ -961,6 +969,11 @@ impl<'t> Mapper<'t> {
     }
 
     fn start_value(&mut self, first: &str, typed: Typed) {
+        // Markers that write the declared type say what the schema says.
+        let typed = match typed {
+            Typed::Json if self.values.typed_slot => Typed::Schema,
+            other => other,
+        };
         self.decoder = ValueDecoder::new();
         self.python_value = None;
         self.json_value = None;
