@@ -1383,7 +1383,11 @@ impl Gen<'_> {
     fn tagged_args(&self, t: &ToolAnalysis) -> Parser {
         let b = self.b;
         let a = &t.arguments;
-        let value_end = if a.value_suffix.trim().is_empty() {
+        // A blank value suffix ends nothing: the separator does, unless there is none (a
+        // value ended by its line break alone, `key => value` lines).
+        let value_end = if a.value_suffix.trim().is_empty() && !a.separator.is_empty() {
+            a.separator.clone()
+        } else if a.value_suffix.trim().is_empty() && !a.value_suffix.contains('\n') {
             a.separator.clone()
         } else {
             a.value_suffix.clone()
