@@ -1385,9 +1385,8 @@ impl Gen<'_> {
         let a = &t.arguments;
         // A blank value suffix ends nothing: the separator does, unless there is none (a
         // value ended by its line break alone, `key => value` lines).
-        let value_end = if a.value_suffix.trim().is_empty() && !a.separator.is_empty() {
-            a.separator.clone()
-        } else if a.value_suffix.trim().is_empty() && !a.value_suffix.contains('\n') {
+        let ended_by_line = a.separator.is_empty() && a.value_suffix.contains('\n');
+        let value_end = if a.value_suffix.trim().is_empty() && !ended_by_line {
             a.separator.clone()
         } else {
             a.value_suffix.clone()
