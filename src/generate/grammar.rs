@@ -656,6 +656,12 @@ fn marker_head(text: &str) -> &str {
     }
 }
 
+/// Argument values end with their line break alone (a blank value suffix holding it, no
+/// separator: `KEY => VALUE` lines).
+fn ended_by_line(separator: &str, value_suffix: &str) -> bool {
+    separator.is_empty() && value_suffix.trim().is_empty() && value_suffix.contains('\n')
+}
+
 /// The places inside `text` where [`Gen::loose_text`] matches any whitespace, as byte ranges
 /// of the whitespace written there (empty where none is written), in order: next to each whole
 /// marker, where whitespace is written or where the text on the other side is not a word.
@@ -878,6 +884,18 @@ impl Gen<'_> {
             b.optional(b.literal(trailing))
         };
         b.seq([b.space(), self.text(core), after])
+    }
+
+    /// What closes a tagged value: its suffix, or where bare values are ended by their line
+    /// break alone ([`ended_by_line`]), that line break (or the end of the output), so the
+    /// value never runs into the text after it on the same line. Quoted literal values end at
+    /// their quotes and may share a line.
+    fn value_close(&self, a: &ArgumentMarkers, suffix: &str) -> Parser {
+        let b = self.b;
+        if !self.literal_values && ended_by_line(&a.separator, suffix) {
+            return b.choice([b.literal("\n"), b.end()]);
+        }
+        self.lit_before(suffix)
     }
 
     /// Text up to a marker: stops at the marker with its leading whitespace, or at its core
@@ -1385,12 +1403,12 @@ impl Gen<'_> {
         let a = &t.arguments;
         // A blank value suffix ends nothing: the separator does, unless there is none (a
         // value ended by its line break alone, `key => value` lines).
-        let ended_by_line = a.separator.is_empty() && a.value_suffix.contains('\n');
-        let value_end = if a.value_suffix.trim().is_empty() && !ended_by_line {
-            a.separator.clone()
-        } else {
-            a.value_suffix.clone()
-        };
+        let value_end =
+            if a.value_suffix.trim().is_empty() && !ended_by_line(&a.separator, &a.value_suffix) {
+                a.separator.clone()
+            } else {
+                a.value_suffix.clone()
+            };
         // An argument name never runs past the end of the arguments or of the call (a call
         // without arguments is followed by its close, then maybe another call).
         let args_end = marker_set([
@@ -1427,7 +1445,7 @@ impl Gen<'_> {
                 name_suffix,
                 self.lit_exact_after(value_prefix),
                 value,
-                self.lit_before(suffix),
+                self.value_close(a, suffix),
             ])
         };
         let arg = if let Some(n) = &a.non_string {
@@ -1534,7 +1552,7 @@ impl Gen<'_> {
                                 ])),
                             ),
                         ]),
-                        None => self.lit_before(&a.value_suffix),
+                        None => self.value_close(a, &a.value_suffix),
                     },
                 ]),
             )

@@ -534,6 +534,11 @@ impl<'a> FromPeg<'a> {
                         taken: taken.clone(),
                         ..ctx.clone()
                     };
+                    if matches!(self.node(item), Node::End) && items.len() > 1 {
+                        // `… | end`: the parser's leniency for an output cut off there; a
+                        // constrained model writes one of the other options.
+                        continue;
+                    }
                     if ctx.tool.is_some() && self.leads_with_any_key(item, 0) {
                         // Inside a call, an object member under any other key: the parser
                         // skips it, and its value could hold anything; the grammar writes only
@@ -906,7 +911,12 @@ impl<'a> FromPeg<'a> {
                     (tags::TOOL_ARG_STRING, false) => Ok(Expr::Never),
                     (tags::TOOL_ARG_JSON, true) if !self.typed_slot => Ok(Expr::Never),
                     _ => {
-                        let outer = std::mem::replace(&mut self.json.compact, guided.is_some());
+                        // A value read to the end of its line: no line break inside or
+                        // around it (it would end the value).
+                        let line = self.reads_text(inner)
+                            && self.text_delimiters(inner).iter().any(|d| d.contains('\n'));
+                        let compact = guided.is_some() || line;
+                        let outer = std::mem::replace(&mut self.json.compact, compact);
                         let id = self.value(inner, t, i, &name, &schema, raw, ctx, d);
                         self.json.compact = outer;
                         let id = id?;
@@ -921,7 +931,11 @@ impl<'a> FromPeg<'a> {
                                     ..
                                 })
                             );
-                        Ok(if spaced {
+                        Ok(if spaced && line {
+                            let blank = CharSet::new([(' ', ' '), ('\t', '\t')])
+                                .map_or(Expr::Empty, |s| Expr::repeat(Expr::Class(s), 0, None));
+                            Expr::seq([blank.clone(), Expr::Ref(id), blank])
+                        } else if spaced {
                             Expr::seq([Expr::space(), Expr::Ref(id), Expr::space()])
                         } else {
                             Expr::Ref(id)
