@@ -145,6 +145,7 @@ pub fn build_grammar(
         tool_names: &options.tool_names,
         reasoning_start: &format.reasoning.start,
         reasoning_end: &format.reasoning.end,
+        turn_ends: turn_end_forms(&[&format.turn_end, &format.tool_turn_end]),
     };
     let mut triggers: Vec<String> = Vec::new();
     let mut alternatives = Vec::new();
@@ -789,6 +790,8 @@ struct Gen<'a> {
     reasoning_start: &'a str,
     /// The reasoning closer (a stray one may follow the last call).
     reasoning_end: &'a str,
+    /// The forms of the turn end (see [`turn_end_forms`]): one may follow the last call.
+    turn_ends: Vec<String>,
 }
 
 impl Gen<'_> {
@@ -1627,11 +1630,14 @@ impl Gen<'_> {
     fn tagged_value(&self, t: &ToolAnalysis, end: &str) -> Parser {
         let b = self.b;
         let a = &t.arguments;
-        let raw = if weak_end(end) && a.value_wrapper.is_none() {
-            self.guided_text(t, end)
-        } else {
-            self.raw_value(a, end, &a.value_suffix)
-        };
+        // A weak end, or a line break alone (a value written raw may hold one): the value
+        // runs to what follows it.
+        let raw =
+            if (weak_end(end) || ended_by_line(&a.separator, end)) && a.value_wrapper.is_none() {
+                self.guided_text(t, end)
+            } else {
+                self.raw_value(a, end, &a.value_suffix)
+            };
         // Python calls whose strings the template writes bare: models quote their strings as
         // Python does, so a string literal followed by what follows a value is that string.
         let raw = if t.python_calls_with_bare_strings() {
@@ -1808,11 +1814,15 @@ impl Gen<'_> {
                 self.text(stop_text(&t.function.name_suffix)),
             ]));
         }
+        let turn_ends = self.turn_ends.iter().map(String::as_str);
         for m in [
             t.section_end.as_str(),
             self.reasoning_start,
             self.reasoning_end,
-        ] {
+        ]
+        .into_iter()
+        .chain(turn_ends)
+        {
             if !m.trim().is_empty() {
                 after_call.push(exact(m));
             }
@@ -1842,6 +1852,11 @@ impl Gen<'_> {
         } else {
             // An end may be followed by the ends after it (`)` then `</invoke>`).
             for (i, m) in ends.iter().enumerate() {
+                if !weak_end(m) {
+                    // A whole marker (`§end`, `</call>`): no value holds it, whatever follows.
+                    after.push(exact(m));
+                    continue;
+                }
                 let mut next: Vec<Parser> = ends[i + 1..].iter().map(|m| exact(m)).collect();
                 next.push(after_end);
                 after.push(b.seq([exact(m), b.peek(b.choice(next))]));
@@ -1869,8 +1884,13 @@ impl Gen<'_> {
             ]
             .into_iter()
             .filter_map(stop)
-            // Bare values: whitespace before what follows is layout, not value.
-            .chain([" ", "\t", "\r", "\n"].map(String::from))
+            // Bare values: whitespace before what follows is layout, not value (a value that
+            // runs to its line break holds its spaces).
+            .chain(if ended_by_line(&a.separator, end) {
+                vec!["\r".to_owned(), "\n".to_owned()]
+            } else {
+                [" ", "\t", "\r", "\n"].map(String::from).to_vec()
+            })
             .collect()
         } else {
             vec![stop_text(&a.value_suffix).to_owned()]

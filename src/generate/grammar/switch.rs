@@ -33,9 +33,10 @@ pub(super) fn switch_grammar(
         tool_names: &options.tool_names,
         reasoning_start: &format.reasoning.start,
         reasoning_end: &format.reasoning.end,
+        turn_ends: turn_end_forms(&[&format.turn_end, &format.tool_turn_end, &s.message_end]),
     };
     let (header, end) = (s.header.trim(), s.message_end.trim());
-    let te = turn_end_forms(&[&format.turn_end, &format.tool_turn_end, &s.message_end]);
+    let te = g.turn_ends.clone();
     let mut triggers: Vec<String> = Vec::new();
     let add = |t: &str, triggers: &mut Vec<String>| {
         if !t.is_empty() && !triggers.iter().any(|x| x == t) {
