@@ -519,20 +519,25 @@ fn separates_messages(separator: &str) -> bool {
 /// markup (`<`, `>`, `/`), so those end it too (a marker look-alike in the text before a call
 /// is not read as part of the name, nor is a closing tag `</call>` read as an argument).
 fn word_until<'s>(b: &GrammarBuilder, stops: impl IntoIterator<Item = &'s str>) -> Parser {
-    let mut all: Vec<&str> = stops.into_iter().filter(|s| !s.is_empty()).collect();
-    // A name never holds whitespace, a tag's brackets or a list's opening bracket (content
-    // ending in `[TOOL` before a `[` call list is no name).
-    for ws in [" ", "\n", "\t", "\r", "<", ">", "/", "["] {
-        if !all.contains(&ws) {
-            all.push(ws);
-        }
-    }
+    let all = word_stops(stops);
     // A name is never empty: text right before a stop names nothing.
     b.seq([
         b.negate(b.choice(all.iter().map(|s| b.literal(s)))),
         b.any(),
         b.until_one_of(all),
     ])
+}
+
+/// What ends a word read by [`word_until`]: the given stops, whitespace, a tag's brackets and
+/// a list's opening bracket (content ending in `[TOOL` before a `[` call list is no name).
+fn word_stops<'s>(stops: impl IntoIterator<Item = &'s str>) -> Vec<&'s str> {
+    let mut all: Vec<&str> = stops.into_iter().filter(|s| !s.is_empty()).collect();
+    for ws in [" ", "\n", "\t", "\r", "<", ">", "/", "["] {
+        if !all.contains(&ws) {
+            all.push(ws);
+        }
+    }
+    all
 }
 
 /// `c` escaped for a character class.
@@ -1279,7 +1284,7 @@ impl Gen<'_> {
                 self.lit(&t.arguments.end),
             ]),
         };
-        let name = if f.name_suffix.trim().is_empty() {
+        let (name, name_stops) = if f.name_suffix.trim().is_empty() {
             // The name runs to the arguments (or to the end of a call without arguments).
             let args_start = match t.format {
                 ToolFormat::TagWithJson => "{",
@@ -1304,16 +1309,31 @@ impl Gen<'_> {
             .filter(|m| !m.is_empty())
             .collect();
             if stops.is_empty() {
-                b.until("{")
+                (b.until("{"), None)
             } else {
-                word_until(b, stops)
+                (word_until(b, stops.iter().copied()), Some(stops))
             }
         } else {
             let (core, exact) = (
                 word_stop(&f.name_suffix),
                 slots::head(f.name_suffix.trim_end()),
             );
-            word_until(b, [exact, core])
+            (word_until(b, [exact, core]), None)
+        };
+        // A name suffix of whitespace alone, before what may be a word (an argument's name):
+        // at least one whitespace character, unless what ends the name follows right away
+        // (the parser reads a name up to whitespace, so `fnquery` would be one name).
+        let name_suffix = match name_stops {
+            Some(stops) if !f.name_suffix.is_empty() && t.format == ToolFormat::TagWithTagged => b
+                .seq([
+                    b.choice([
+                        b.chars("[ \\t\\r\\n]", 1, None),
+                        b.peek(b.choice(word_stops(stops).into_iter().map(|m| b.literal(m)))),
+                        b.end(),
+                    ]),
+                    b.space(),
+                ]),
+            _ => self.lit(&f.name_suffix),
         };
         // A namespace before the name (`functions.`) after a call opener may be left out by
         // the model: read, never written.
@@ -1322,11 +1342,7 @@ impl Gen<'_> {
         let id = &t.call_id;
         let counter = id.counter && id.position == CallIdPosition::BetweenFuncAndArgs;
         let named_with = |prefix: Parser| {
-            let named = b.seq([
-                prefix,
-                b.tag(tags::TOOL_NAME, name),
-                self.lit(&f.name_suffix),
-            ]);
+            let named = b.seq([prefix, b.tag(tags::TOOL_NAME, name), name_suffix]);
             if counter {
                 // A per-call counter after the name: the call's id is the whole reference
                 // (`functions.NAME:0`).

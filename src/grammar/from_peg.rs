@@ -534,9 +534,10 @@ impl<'a> FromPeg<'a> {
                         taken: taken.clone(),
                         ..ctx.clone()
                     };
-                    if matches!(self.node(item), Node::End) && items.len() > 1 {
-                        // `… | end`: the parser's leniency for an output cut off there; a
-                        // constrained model writes one of the other options.
+                    if matches!(self.node(item), Node::End | Node::Peek(_)) && items.len() > 1 {
+                        // `… | end`, `… | &x`: the parser's leniency for an output cut off
+                        // there, or for text that is left out; a constrained model writes one
+                        // of the other options.
                         continue;
                     }
                     if ctx.tool.is_some() && self.leads_with_any_key(item, 0) {
