@@ -221,6 +221,11 @@ impl Walker<'_> {
             .and_then(|e| super::elements::elements_text(&value, &schema.schema, e));
         let text = if let Some(text) = literal.or(verbatim).or(elements) {
             text
+        } else if let (Some('"'), true, Value::String(s)) = (schema.verbatim, schema.python, &value)
+        {
+            // A string holding the verbatim quote: in the other quote, with escapes (the
+            // verbatim quote's escapes would be read as text).
+            super::schema::python_string(s)
         } else if schema.verbatim.is_some() {
             value.to_string()
         } else if schema.python {
