@@ -63,6 +63,10 @@ pub struct GrammarOptions {
     /// The names of the tools a call may name. A bare JSON call (no marker opens it) must
     /// name one of them: without a marker, only the call's shape tells it from JSON content.
     pub tool_names: Vec<String>,
+    /// The parameter names the tools declare (all tools, each once). A value that may run on
+    /// over lines ends at a line that starts one of them; without any, at a line that starts
+    /// any argument name.
+    pub parameter_names: Vec<String>,
 }
 
 /// AST tag names shared by the grammar and the mapper.
@@ -143,6 +147,7 @@ pub fn build_grammar(
         b: &b,
         literal_values: format.literal_values,
         tool_names: &options.tool_names,
+        parameter_names: &options.parameter_names,
         reasoning_start: &format.reasoning.start,
         reasoning_end: &format.reasoning.end,
         turn_ends: turn_end_forms(&[&format.turn_end, &format.tool_turn_end]),
@@ -668,6 +673,12 @@ fn ended_by_line(separator: &str, value_suffix: &str) -> bool {
     separator.is_empty() && value_suffix.trim().is_empty() && value_suffix.contains('\n')
 }
 
+/// A value end that is a line break alone (blank, holding one): the value suffix where there is
+/// no separator, or the separator (`KEY: VALUE` lines): a value written raw may span lines.
+fn line_end(end: &str) -> bool {
+    end.trim().is_empty() && end.contains('\n')
+}
+
 /// The places inside `text` where [`Gen::loose_text`] matches any whitespace, as byte ranges
 /// of the whitespace written there (empty where none is written), in order: next to each whole
 /// marker, where whitespace is written or where the text on the other side is not a word.
@@ -791,6 +802,8 @@ struct Gen<'a> {
     b: &'a GrammarBuilder,
     literal_values: bool,
     tool_names: &'a [String],
+    /// The declared parameter names (see [`GrammarOptions::parameter_names`]).
+    parameter_names: &'a [String],
     /// The reasoning opener (reasoning may come between calls).
     reasoning_start: &'a str,
     /// The reasoning closer (a stray one may follow the last call).
@@ -895,12 +908,15 @@ impl Gen<'_> {
     }
 
     /// What closes a tagged value: its suffix, or where bare values are ended by their line
-    /// break alone ([`ended_by_line`]), that line break (or the end of the output), so the
-    /// value never runs into the text after it on the same line. Quoted literal values end at
+    /// break alone (the suffix, [`ended_by_line`], or the separator, [`line_end`]), that line
+    /// break (or the end of the output), so the value never runs into the text after it on
+    /// the same line. Quoted literal values end at
     /// their quotes and may share a line.
     fn value_close(&self, a: &ArgumentMarkers, suffix: &str) -> Parser {
         let b = self.b;
-        if !self.literal_values && ended_by_line(&a.separator, suffix) {
+        let raw_lines = ended_by_line(&a.separator, suffix)
+            || (a.string_open.is_empty() && line_end(&a.separator) && suffix.trim().is_empty());
+        if !self.literal_values && raw_lines {
             return b.choice([b.literal("\n"), b.end()]);
         }
         self.lit_before(suffix)
@@ -1435,6 +1451,12 @@ impl Gen<'_> {
             t.function.close.as_str(),
             t.per_call_end.as_str(),
         ]);
+        // Where nothing closes a call, the next call's opener ends an argument name.
+        let next_call = if args_end.is_empty() {
+            marker_set([t.per_call_start.as_str()])
+        } else {
+            Vec::new()
+        };
         // What follows a quoted string: its closing quote is the one this text comes after
         // (a quote elsewhere is text).
         let string_follow = (!a.string_close.is_empty()).then(|| self.after_value(t));
@@ -1452,6 +1474,7 @@ impl Gen<'_> {
                 stops.insert(0, exact);
             }
             stops.extend(args_end.iter().copied().filter(|m| *m != core));
+            stops.extend(next_call.iter().copied().filter(|m| *m != core));
             word_until(b, stops)
         };
         let value_markers = |name_suffix: &str, value_prefix: &str, value: Parser, suffix: &str| {
@@ -1648,12 +1671,11 @@ impl Gen<'_> {
         let a = &t.arguments;
         // A weak end, or a line break alone (a value written raw may hold one): the value
         // runs to what follows it.
-        let raw =
-            if (weak_end(end) || ended_by_line(&a.separator, end)) && a.value_wrapper.is_none() {
-                self.guided_text(t, end)
-            } else {
-                self.raw_value(a, end, &a.value_suffix)
-            };
+        let raw = if (weak_end(end) || line_end(end)) && a.value_wrapper.is_none() {
+            self.guided_text(t, end)
+        } else {
+            self.raw_value(a, end, &a.value_suffix)
+        };
         // Python calls whose strings the template writes bare: models quote their strings as
         // Python does, so a string literal followed by what follows a value is that string.
         let raw = if t.python_calls_with_bare_strings() {
@@ -1830,6 +1852,15 @@ impl Gen<'_> {
                 self.text(stop_text(&t.function.name_suffix)),
             ]));
         }
+        if stop_text(&t.function.name_suffix).is_empty() && !stop_text(&t.per_call_start).is_empty()
+        {
+            // The next call's opener, where no name suffix tells a call apart.
+            after_call.push(b.seq([
+                b.optional(exact(&t.call_separator)),
+                b.optional(exact(&t.section_start)),
+                exact(&t.per_call_start),
+            ]));
+        }
         let turn_ends = self.turn_ends.iter().map(String::as_str);
         for m in [
             t.section_end.as_str(),
@@ -1862,7 +1893,14 @@ impl Gen<'_> {
         .into_iter()
         .filter(|m| !m.is_empty())
         .collect();
-        let mut after = vec![self.next_argument(a)];
+        // A value over lines goes on at a line that starts no declared argument (a line of
+        // code `x = 1` in a value is text).
+        let next_argument = if line_end(end) && !self.parameter_names.is_empty() {
+            self.next_declared_argument(a)
+        } else {
+            self.next_argument(a)
+        };
+        let mut after = vec![next_argument];
         if ends.is_empty() {
             after.push(b.peek(after_call));
         } else {
@@ -1902,7 +1940,7 @@ impl Gen<'_> {
             .filter_map(stop)
             // Bare values: whitespace before what follows is layout, not value (a value that
             // runs to its line break holds its spaces).
-            .chain(if ended_by_line(&a.separator, end) {
+            .chain(if line_end(end) {
                 vec!["\r".to_owned(), "\n".to_owned()]
             } else {
                 [" ", "\t", "\r", "\n"].map(String::from).to_vec()
@@ -1935,6 +1973,32 @@ impl Gen<'_> {
                     b.space(),
                     self.text(name_suffix),
                 ])
+            },
+        ])
+    }
+
+    /// The start of the next tagged argument under a declared name: the separator, the name
+    /// prefix, one of [`Self::parameter_names`] and the name suffix (if any), after which no
+    /// further name character follows.
+    fn next_declared_argument(&self, a: &ArgumentMarkers) -> Parser {
+        let b = self.b;
+        let name_suffix = stop_text(&a.name_suffix);
+        let mut names: Vec<&str> = self.parameter_names.iter().map(String::as_str).collect();
+        // Longest first: a name that starts another does not cut it short.
+        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        let name = b.seq([
+            b.choice(names.into_iter().map(|n| b.literal(n))),
+            b.negate(b.chars(ARGUMENT_NAME_CHARS, 1, None)),
+        ]);
+        b.seq([
+            self.lit_before(&a.separator),
+            self.lit_before(&a.name_prefix),
+            b.space(),
+            name,
+            if name_suffix.is_empty() {
+                b.eps()
+            } else {
+                b.seq([b.space(), self.text(name_suffix)])
             },
         ])
     }

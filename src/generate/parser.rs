@@ -201,6 +201,7 @@ impl ChatParser {
             starts_in_reasoning: false,
             json_schema: request.json_schema.is_some(),
             tool_names: request.tool_names().map(str::to_owned).collect(),
+            parameter_names: parameter_names(request),
         };
         // Whitespace alone (the end of the assistant header) changes nothing.
         let mut prefill_text = if prefill_text.trim().is_empty() {
@@ -710,4 +711,15 @@ impl PlainScan {
             _ => true,
         }
     }
+}
+
+/// The parameter names the request's tools declare, each once, in declaration order.
+fn parameter_names(request: &ChatRequest) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for name in request.tools.iter().flat_map(Tool::parameter_names) {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    names
 }

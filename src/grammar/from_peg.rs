@@ -64,6 +64,16 @@ const MAX_ORDER_FREE: usize = 6;
 /// How deep the translation may recurse through nested PEG nodes.
 const MAX_NODE_DEPTH: usize = 512;
 
+/// How the trigger rules' text may end open (see [`FromPeg::open_end`]).
+#[derive(Debug, Default)]
+pub(crate) struct OpenEnd {
+    /// The delimiters of the `until` texts it may end with.
+    pub(crate) delimiters: Vec<String>,
+    /// Whether such a text goes on past its delimiters unless what follows ends it (a value
+    /// that may span lines): only what ends it may follow the block, never free text.
+    pub(crate) runs_on: bool,
+}
+
 /// What a turn may hold beside its calls, from the PEG's turn loop.
 #[derive(Debug, Default)]
 pub(crate) struct TurnLoop {
@@ -350,69 +360,76 @@ impl<'a> FromPeg<'a> {
     /// The delimiters of the `until` texts the trigger rules' text may end with (a name or a
     /// value read up to a delimiter, with nothing closing it): text right after such a block
     /// must start with one of them, or the parser reads it as part of that name or value.
-    pub(crate) fn open_end(&self) -> Vec<String> {
+    pub(crate) fn open_end(&self) -> OpenEnd {
         let g: &'a Grammar = self.g;
-        let mut out = Vec::new();
+        let mut out = OpenEnd::default();
         for rule in g.rules.iter().filter(|r| r.trigger) {
-            let (delimiters, _) = self.trailing_until(rule.body, 0);
-            for d in delimiters {
-                if !out.contains(&d) {
-                    out.push(d);
-                }
-            }
+            self.trailing_until(rule.body, 0, &mut out);
         }
         out
     }
 
-    /// The delimiters of the `until` texts `p` may end with, and whether `p` may match
-    /// nothing (so what precedes it may end its text).
-    fn trailing_until(&self, p: Parser, depth: usize) -> (Vec<String>, bool) {
+    /// Adds to `out` the delimiters of the `until` texts `p` may end with; returns whether
+    /// `p` may match nothing (so what precedes it may end its text).
+    fn trailing_until(&self, p: Parser, depth: usize, out: &mut OpenEnd) -> bool {
         if depth > 64 {
-            return (Vec::new(), false);
+            return false;
         }
-        let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
+        let mut add = |d: &[u8]| {
+            let d = String::from_utf8_lossy(d).into_owned();
+            if !out.delimiters.contains(&d) {
+                out.delimiters.push(d);
+            }
+        };
         match self.node(p) {
-            Node::Until(f) => (vec![text(f.needle())], true),
+            Node::Until(f) => {
+                add(f.needle());
+                true
+            }
             Node::UntilOneOf { delimiters, .. } => {
-                (delimiters.iter().map(|d| text(d)).collect(), true)
+                delimiters.iter().for_each(|d| add(d));
+                true
             }
             Node::Eps | Node::Start | Node::End | Node::Space | Node::Peek(_) | Node::Negate(_) => {
-                (Vec::new(), true)
+                true
             }
-            Node::Chars { min, .. } => (Vec::new(), *min == 0),
+            Node::Chars { min, .. } => *min == 0,
             Node::Seq(items) => {
-                let mut out = Vec::new();
                 for &item in items.iter().rev() {
-                    let (d, nullable) = self.trailing_until(item, depth + 1);
-                    out.extend(d);
-                    if !nullable {
-                        return (out, false);
+                    if !self.trailing_until(item, depth + 1, out) {
+                        return false;
                     }
                 }
-                (out, true)
+                true
             }
             Node::Choice(items) => {
-                let mut out = Vec::new();
                 let mut nullable = false;
                 for &item in items.iter() {
-                    let (d, n) = self.trailing_until(item, depth + 1);
-                    out.extend(d);
-                    nullable |= n;
+                    nullable |= self.trailing_until(item, depth + 1, out);
                 }
-                (out, nullable)
+                nullable
             }
             Node::Repeat { p, min, .. } => {
-                let (d, n) = self.trailing_until(*p, depth + 1);
-                (d, n || *min == 0)
+                // Text that goes on past a delimiter where what follows it is not what ends
+                // it (`(!end . until)*`): the text's end is decided by what follows.
+                if let Node::Seq(items) = self.node(*p) {
+                    if items
+                        .first()
+                        .is_some_and(|&f| matches!(self.node(f), Node::Negate(_)))
+                    {
+                        out.runs_on = true;
+                    }
+                }
+                self.trailing_until(*p, depth + 1, out) || *min == 0
             }
             // A lenient form is read, never written: the grammar has no text of it.
-            Node::Tag { tag, .. } if self.g.tag_name(*tag) == tags::LENIENT => (Vec::new(), false),
-            Node::Atomic(p) | Node::Tag { p, .. } => self.trailing_until(*p, depth + 1),
+            Node::Tag { tag, .. } if self.g.tag_name(*tag) == tags::LENIENT => false,
+            Node::Atomic(p) | Node::Tag { p, .. } => self.trailing_until(*p, depth + 1, out),
             Node::Ref(r) => match self.g.rules.get(*r as usize) {
-                Some(rule) => self.trailing_until(rule.body, depth + 1),
-                None => (Vec::new(), false),
+                Some(rule) => self.trailing_until(rule.body, depth + 1, out),
+                None => false,
             },
-            _ => (Vec::new(), false),
+            _ => false,
         }
     }
 

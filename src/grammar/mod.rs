@@ -307,13 +307,16 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         // A block whose text may end in a name or value read up to a delimiter: what follows
         // it starts with one of the delimiters (whitespace, when that is one; else only the
         // next call's opener, which is one).
-        let ws_ends_open = open.iter().any(|d| d.starts_with(char::is_whitespace));
-        let lead = if open.is_empty() {
+        let ws_ends_open = open
+            .delimiters
+            .iter()
+            .any(|d| d.starts_with(char::is_whitespace));
+        let lead = if open.delimiters.is_empty() {
             Expr::space()
         } else {
             Expr::repeat(Expr::Class(ir::whitespace()), 1, None)
         };
-        let glue = if open.is_empty() {
+        let glue = if open.delimiters.is_empty() {
             Expr::seq([Expr::space(), interludes.clone()])
         } else if ws_ends_open {
             Expr::alt([Expr::space(), Expr::seq([lead.clone(), interludes.clone()])])
@@ -387,7 +390,10 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             let w = w.trim();
             w.chars().count() >= 2 && !w.chars().all(|c| c.is_alphanumeric() || c == '_')
         };
+        // A block may end in text that runs on unless what follows ends it (a value over
+        // lines): only such an end follows, never text.
         let text_after = turn.as_ref().is_some_and(|l| l.text)
+            && !open.runs_on
             && !words.is_empty()
             && words.len() == starts.len()
             && !openers.is_empty()
@@ -408,7 +414,7 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         } else {
             Expr::Empty
         };
-        let tail = match (open.is_empty(), ws_ends_open) {
+        let tail = match (open.delimiters.is_empty(), ws_ends_open) {
             (true, _) => Expr::seq([Expr::space(), interludes, text, ends]),
             (false, true) => Expr::optional(Expr::seq([lead, interludes, text, ends])),
             (false, false) => Expr::Empty,

@@ -31,6 +31,7 @@ pub(super) fn switch_grammar(
         b: &b,
         literal_values: format.literal_values,
         tool_names: &options.tool_names,
+        parameter_names: &options.parameter_names,
         reasoning_start: &format.reasoning.start,
         reasoning_end: &format.reasoning.end,
         turn_ends: turn_end_forms(&[&format.turn_end, &format.tool_turn_end, &s.message_end]),
