@@ -92,13 +92,17 @@ fn check_case(case: &CallCase, tally: &mut Tally) {
             let parsed = case.parser.parse(&wrong);
             // Every trigger that could start the grammar in this output runs through a tool
             // name: the name itself, or a pattern anchored at the output's start (a call right
-            // after an opener the prompt wrote, whose head is the name). A word the output
-            // does not hold starts nothing here.
+            // after an opener the prompt wrote, whose head is the name). A word or pattern
+            // the output does not hold starts nothing here.
             let names_are_triggers = c.triggers.iter().all(|t| match t.kind {
                 TriggerKind::Word => {
                     case.request.tool(&t.value).is_some() || !wrong.contains(t.value.as_str())
                 }
-                TriggerKind::Pattern => t.value.starts_with('^'),
+                TriggerKind::Pattern => {
+                    t.value.starts_with('^')
+                        || regex_automata::meta::Regex::new(&t.value)
+                            .is_ok_and(|re| re.find(wrong.as_str()).is_none())
+                }
             });
             if names_are_triggers {
                 // The format starts a call with its bare name (the prompt wrote the opener):

@@ -151,6 +151,7 @@ pub fn build_grammar(
         reasoning_start: &format.reasoning.start,
         reasoning_end: &format.reasoning.end,
         turn_ends: turn_end_forms(&[&format.turn_end, &format.tool_turn_end]),
+        part_openers: part_openers(format),
     };
     let mut triggers: Vec<String> = Vec::new();
     let mut alternatives = Vec::new();
@@ -810,6 +811,25 @@ struct Gen<'a> {
     reasoning_end: &'a str,
     /// The forms of the turn end (see [`turn_end_forms`]): one may follow the last call.
     turn_ends: Vec<String>,
+    /// The openers of reasoning and content messages ([`part_openers`]): no call starts
+    /// with one, even where the call's own opener starts it (`send=` of `send=mind::`).
+    part_openers: Vec<String>,
+}
+
+/// The openers of the parts of a turn other than calls: reasoning, and content (a wrapper's
+/// or a role switch's content message), trimmed, the empty ones left out.
+fn part_openers(format: &TurnFormat) -> Vec<String> {
+    let switch = format.switch.as_ref().map_or("", |s| s.content.as_str());
+    [
+        format.reasoning.start.as_str(),
+        format.content.start.as_str(),
+        switch,
+    ]
+    .into_iter()
+    .map(str::trim)
+    .filter(|o| !o.is_empty())
+    .map(str::to_owned)
+    .collect()
 }
 
 impl Gen<'_> {
@@ -1143,6 +1163,27 @@ impl Gen<'_> {
         let call = match t.format {
             ToolFormat::JsonNative => self.json_call(t),
             ToolFormat::TagWithJson | ToolFormat::TagWithTagged => self.tag_call(t),
+        };
+        // A reasoning or content message's opener that the call's own opener starts is not
+        // a call (`send=mind::7` is reasoning, not a call to `mind`).
+        let (openers, _) = call_openers(t, lead_separator);
+        let others: Vec<&str> = self
+            .part_openers
+            .iter()
+            .map(String::as_str)
+            .filter(|o| {
+                openers
+                    .iter()
+                    .any(|c| o.len() > c.len() && o.starts_with(c.as_str()))
+            })
+            .collect();
+        let call = if others.is_empty() {
+            call
+        } else {
+            b.seq([
+                b.negate(b.seq([b.space(), b.choice(others.iter().map(|o| b.literal(o)))])),
+                call,
+            ])
         };
         // Without parallel calls, a block holds one call.
         let more = |p: Parser| {

@@ -333,24 +333,37 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         };
         let calls = calls_from(block.clone());
         // The triggers, from the block alone (its rules finished: what matches nothing gone).
-        let starts = {
+        // The call openers as words (`opening_words`), and the triggers: those words, or
+        // where a word also starts a reasoning or content opener, a pattern leaving it out.
+        let (opening_words, starts) = {
             let mut alone = rules.clone();
             let root = alone.root();
             alone.set_body(root, block.clone())?;
             let alone = alone.finish()?;
-            triggers::triggers(
-                &alone,
-                &Expr::Ref(alone.root()),
-                format.channels.is_some(),
-                names_in_peg,
-                parser.preserved_tokens(),
-                parser.triggers(),
-            )
+            let with_others = |others: &[&str]| {
+                triggers::triggers(
+                    &alone,
+                    &Expr::Ref(alone.root()),
+                    format.channels.is_some(),
+                    names_in_peg,
+                    parser.preserved_tokens(),
+                    parser.triggers(),
+                    others,
+                )
+            };
+            let others = [
+                format.reasoning.start.trim(),
+                format.content.start.trim(),
+                format.switch.as_ref().map_or("", |s| s.content.trim()),
+            ];
+            (with_others(&[]), with_others(&others))
         };
         // The prompt may end with a call's opening word (every message opens with it): the
         // first call then starts at the output's start, after a word the output never shows.
         // A pattern anchored at the output's start starts the grammar there, in the call.
-        let (calls, starts) = match prompt_opened_call(&mut rules, &block, &starts, parser)? {
+        let own_triggers = starts.len();
+        let opened = prompt_opened_call(&mut rules, &block, &opening_words, parser)?;
+        let (calls, starts) = match opened {
             Some((first, anchored)) => {
                 let calls = Expr::alt([calls, calls_from(first)]);
                 (calls, starts.into_iter().chain(anchored).collect())
@@ -375,10 +388,10 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
             _ => turn_end(&format.turn_end),
         };
         // Text after the calls is content, where the turn loop reads it and every call block
-        // starts with a trigger word: the text holds no trigger (a further call would start
-        // one) and no marker of the format (a greedy lexeme of that text would otherwise run
-        // into a marker that follows).
-        let words: Vec<&str> = starts
+        // starts with an opening word: the text holds no such word (a further call would
+        // start with one) and no marker of the format (a greedy lexeme of that text would
+        // otherwise run into a marker that follows).
+        let words: Vec<&str> = opening_words
             .iter()
             .filter(|t| t.kind == TriggerKind::Word)
             .map(|t| t.value.as_str())
@@ -395,7 +408,8 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         let text_after = turn.as_ref().is_some_and(|l| l.text)
             && !open.runs_on
             && !words.is_empty()
-            && words.len() == starts.len()
+            && words.len() == opening_words.len()
+            && starts.len() == own_triggers
             && !openers.is_empty()
             && openers.iter().all(distinctive);
         let text = if text_after {
@@ -481,6 +495,7 @@ fn prompt_opened_call(
         true,
         parser.preserved_tokens(),
         parser.triggers(),
+        &[],
     );
     let anchored = heads
         .into_iter()

@@ -38,6 +38,8 @@ pub struct Trigger {
 
 /// The triggers of a block (an expression over `rules`).
 ///
+/// `other_openers`: the openers of reasoning and content; a trigger word that starts one
+/// (`to=` of `to=self…`) becomes a pattern that leaves it out ([`word_trigger`]).
 /// `names_in_pattern`: a pattern runs through the tool name (the PEG reads only offered names
 /// there, so a call to another name is not a call); otherwise it stops before the name, and
 /// the grammar then allows only offered names.
@@ -48,6 +50,7 @@ pub(crate) fn triggers(
     names_in_pattern: bool,
     markers: &[String],
     call_starts: &[String],
+    other_openers: &[&str],
 ) -> Vec<Trigger> {
     let info = Info {
         nullable: rules.nullable(),
@@ -71,10 +74,7 @@ pub(crate) fn triggers(
                     .collect();
                 return kept
                     .into_iter()
-                    .map(|value| Trigger {
-                        kind: TriggerKind::Word,
-                        value,
-                    })
+                    .map(|word| word_trigger(word, other_openers))
                     .collect();
             }
         }
@@ -322,6 +322,67 @@ fn head_regex(
             }
         }
     }
+}
+
+/// The trigger for the call opener `word`: the word, or where it starts a longer opener of
+/// something else (`to=` of a reasoning opener `to=self<|message|>`), a pattern that matches
+/// the word followed by anything but the rest of such an opener, so a block of reasoning or
+/// content does not switch the grammar on.
+fn word_trigger(word: String, other_openers: &[&str]) -> Trigger {
+    let mut rests: Vec<Vec<char>> = other_openers
+        .iter()
+        .filter_map(|o| o.strip_prefix(word.as_str()))
+        .filter(|rest| !rest.trim().is_empty())
+        .map(|rest| rest.chars().collect())
+        .collect();
+    if rests.is_empty() {
+        return Trigger {
+            kind: TriggerKind::Word,
+            value: word,
+        };
+    }
+    rests.sort();
+    rests.dedup();
+    let tail = excluding_prefixes(&rests, 0);
+    Trigger {
+        kind: TriggerKind::Pattern,
+        value: format!("{}{tail}", escape(&word)),
+    }
+}
+
+/// A regular expression for the texts of at least one character that do not start with any
+/// of `rests` (each compared from character `at` on; `rests` sorted): at each position, a
+/// character no remainder has there ends the match, one that some have goes on with those
+/// (a remainder that ends there leaves nothing to match).
+fn excluding_prefixes(rests: &[Vec<char>], at: usize) -> String {
+    let mut firsts: Vec<char> = rests.iter().filter_map(|r| r.get(at).copied()).collect();
+    firsts.dedup();
+    let class: String = firsts
+        .iter()
+        .map(|&c| match c {
+            '-' => "\\-".to_owned(),
+            c => escape(&c.to_string()),
+        })
+        .collect::<Vec<_>>()
+        .join("");
+    let mut alternatives = vec![format!("[^{class}]")];
+    for c in firsts {
+        let group: Vec<Vec<char>> = rests
+            .iter()
+            .filter(|r| r.get(at) == Some(&c))
+            .cloned()
+            .collect();
+        // A remainder that ends with this character: the whole opener follows the word.
+        if group.iter().any(|r| r.len() == at + 1) {
+            continue;
+        }
+        alternatives.push(format!(
+            "{}{}",
+            escape(&c.to_string()),
+            excluding_prefixes(&group, at + 1)
+        ));
+    }
+    format!("(?:{})", alternatives.join("|"))
 }
 
 /// `text` escaped for a regular expression.

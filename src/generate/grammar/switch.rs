@@ -35,6 +35,7 @@ pub(super) fn switch_grammar(
         reasoning_start: &format.reasoning.start,
         reasoning_end: &format.reasoning.end,
         turn_ends: turn_end_forms(&[&format.turn_end, &format.tool_turn_end, &s.message_end]),
+        part_openers: super::part_openers(format),
     };
     let (header, end) = (s.header.trim(), s.message_end.trim());
     let te = g.turn_ends.clone();
