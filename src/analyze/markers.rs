@@ -418,12 +418,13 @@ pub fn pairs(open: &str, close: &str) -> bool {
 /// The trailing unclosed `<...`/`[...` of `text` (a marker the next probe value sits inside,
 /// like `<function=` or `<invoke name="`), if any.
 pub fn trailing_open_marker(text: &str) -> Option<&str> {
-    let open = text.rfind(['<', '['])?;
-    let closer = if text.as_bytes()[open] == b'<' {
-        '>'
-    } else {
-        ']'
-    };
+    let mut open = text.rfind(['<', '['])?;
+    let bracket = text.as_bytes()[open];
+    let closer = if bracket == b'<' { '>' } else { ']' };
+    // A doubled opener (`[[act:`, `<<call:`) opens one marker.
+    while open > 0 && text.as_bytes()[open - 1] == bracket {
+        open -= 1;
+    }
     let rest = &text[open..];
     (!rest.contains(closer) && !rest.contains('\n')).then_some(rest)
 }
