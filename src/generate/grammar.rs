@@ -97,6 +97,9 @@ pub mod tags {
     /// A form the parser reads but a constrained-decoding grammar never writes: what models
     /// write other than the template (an alias of a key).
     pub const LENIENT: &str = "lenient";
+    /// A marker's slot that repeats the argument's name (`</{key}>` after a value): the
+    /// parser reads any text there; a grammar writes the argument's own name.
+    pub const ARG_KEY_ECHO: &str = "tool_arg_key_echo";
 }
 
 /// The rule of values written as elements (see [`ElementValues`]); the constraint grammar
@@ -845,9 +848,17 @@ impl Gen<'_> {
         let parts = pieces.iter().enumerate().map(|(i, piece)| match piece {
             Piece::Text(t) => self.loose_text(t),
             Piece::Slot(Slot::Counter) => b.chars("[0-9]", 1, None),
+            // The argument's name repeated (tagged: a grammar writes that name).
+            Piece::Slot(Slot::Key) => b.tag(
+                tags::ARG_KEY_ECHO,
+                match pieces.get(i + 1) {
+                    Some(Piece::Text(next)) if !next.trim().is_empty() => b.until(slot_end(next)),
+                    _ => b.chars("[A-Za-z0-9_.:\\-]", 1, None),
+                },
+            ),
             // A type is a word, or what a template writes for a declared schema
             // (`array[string]`, `string|null`): text up to the fixed text after it.
-            Piece::Slot(Slot::Type | Slot::Name | Slot::Key) => match pieces.get(i + 1) {
+            Piece::Slot(Slot::Type | Slot::Name) => match pieces.get(i + 1) {
                 Some(Piece::Text(next)) if !next.trim().is_empty() => b.until(slot_end(next)),
                 // A type last: words joined by `|`, each with an optional `[…]` (its items).
                 _ if *piece == Piece::Slot(Slot::Type) => {
@@ -938,6 +949,14 @@ impl Gen<'_> {
             || (a.string_open.is_empty() && line_end(&a.separator) && suffix.trim().is_empty());
         if !self.literal_values && raw_lines {
             return b.choice([b.literal("\n"), b.end()]);
+        }
+        // The value is read up to the suffix's fixed text exactly (see `until_marker`): that
+        // text is written exactly too, even where it holds several markers (`]<]x[>[</`), so
+        // that no whitespace between them makes the value run on.
+        let core = stop_text(suffix);
+        let whole = suffix.trim();
+        if !loose_gaps(core).is_empty() && whole.starts_with(core) {
+            return b.seq([b.space(), b.literal(core), self.text(&whole[core.len()..])]);
         }
         self.lit_before(suffix)
     }

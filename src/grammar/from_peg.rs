@@ -908,6 +908,11 @@ impl<'a> FromPeg<'a> {
                 Some(name) => Ok(self.name_as(inner, &name, false)),
                 None => self.expr(inner, ctx, d),
             },
+            // The argument's name repeated in a marker (`</{key}>`): written as that name.
+            (tags::ARG_KEY_ECHO, Some((_, tool))) => match param(tool, ctx.param) {
+                Some(name) => Ok(self.name_as(inner, &name, false)),
+                None => self.expr(inner, ctx, d),
+            },
             (
                 tags::TOOL_ARG_VALUE | tags::TOOL_ARG_STRING | tags::TOOL_ARG_JSON,
                 Some((t, tool)),

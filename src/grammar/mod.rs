@@ -647,11 +647,15 @@ fn prelude(parser: &ChatParser) -> Expr {
     if options.reasoning_open || start.is_empty() {
         return Expr::seq([text_and_end, wrapper]);
     }
-    Expr::seq([
-        Expr::space(),
-        Expr::optional(Expr::seq([Expr::lit(start), text_and_end])),
-        wrapper,
-    ])
+    let block = Expr::seq([Expr::lit(start), text_and_end]);
+    // Where the template writes the closer (or an empty block) in a turn without reasoning,
+    // a model writes it before its calls too.
+    let block = if format.reasoning.opened_by_turn {
+        Expr::alt([block, Expr::seq([Expr::lit(end), Expr::space()])])
+    } else {
+        block
+    };
+    Expr::seq([Expr::space(), Expr::optional(block), wrapper])
 }
 
 /// The characters that may start the text after a tagged value (see the generator's
