@@ -405,24 +405,43 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         };
         // A block may end in text that runs on unless what follows ends it (a value over
         // lines): only such an end follows, never text.
+        // Calls that only a pattern starts (no word: `[` of a Python call list): text after
+        // them holds none of the block's openers, however plain, so no call the parser could
+        // read lies in it.
+        let block_openers = triggers::block_openers(&rules, &block).unwrap_or_default();
+        let pattern_led = !block_openers.is_empty()
+            && words.is_empty()
+            && !starts.is_empty()
+            && starts.iter().all(|t| t.kind == TriggerKind::Pattern);
+        let word_led = !words.is_empty()
+            && words.len() == opening_words.len()
+            && openers.iter().all(distinctive);
         let text_after = turn.as_ref().is_some_and(|l| l.text)
             && !open.runs_on
-            && !words.is_empty()
-            && words.len() == opening_words.len()
             && starts.len() == own_triggers
             && !openers.is_empty()
-            && openers.iter().all(distinctive);
+            && (word_led || pattern_led);
         let text = if text_after {
-            let mut markers = openers.clone();
+            // (Where a pattern leads, the calls' own openers are their names: words of text.)
+            let mut markers = if pattern_led {
+                Vec::new()
+            } else {
+                openers.clone()
+            };
             for e in [&interludes, &ends] {
                 literal_markers_through(&rules, e, &mut markers);
             }
+            let plain_openers = block_openers
+                .iter()
+                .map(|o| o.trim())
+                .filter(|o| pattern_led && !o.is_empty());
             let stops: Vec<&str> = words
                 .iter()
                 .copied()
                 .chain(parser.preserved_tokens().iter().map(|t| t.trim()))
                 .chain(markers.iter().map(String::as_str))
                 .filter(|t| t.chars().count() >= 2)
+                .chain(plain_openers)
                 .collect();
             Expr::excluding(stops)
         } else {

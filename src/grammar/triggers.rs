@@ -129,6 +129,16 @@ pub(crate) fn call_openers(rules: &Rules, block: ir::RuleId) -> Option<Vec<Strin
     Some(out)
 }
 
+/// The first literals every text of the block `block` starts with (after optional
+/// whitespace); `None` when one cannot be said.
+pub(crate) fn block_openers(rules: &Rules, block: &Expr) -> Option<Vec<String>> {
+    let info = Info {
+        nullable: rules.nullable(),
+        recursive: rules.recursive(),
+    };
+    first_literals(rules, &info, block, 0)
+}
+
 /// Per-rule facts the walks below read.
 struct Info {
     nullable: Vec<bool>,
