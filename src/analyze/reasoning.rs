@@ -406,11 +406,31 @@ fn from_prompts(frame: &Frame) -> Option<ReasoningAnalysis> {
         }
         None => return None,
     };
+    if opens_call(frame, &start, &end) {
+        return None;
+    }
     Some(ReasoningAnalysis::with_markers(
         &start,
         &end,
         MarkerSource::GenerationPrompt,
     ))
+}
+
+/// Whether the block a generation prompt opens (`start` … `end`) is a tool call: in the
+/// tool-call turn, the function's name follows `start` before `end` (a template that forces
+/// calls ends its prompt with `<tool_call>`). Such a prompt opens a call, not reasoning.
+fn opens_call(frame: &Frame, start: &str, end: &str) -> bool {
+    let (start, end) = (start.trim(), end.trim());
+    let Some(body) = frame.tool_body.as_deref() else {
+        return false;
+    };
+    let Some(at) = body.find(start).filter(|_| !start.is_empty()) else {
+        return false;
+    };
+    let rest = &body[at + start.len()..];
+    let name = rest.find(ProbeSet::PRIMARY.fn_first);
+    let close = rest.find(end).filter(|_| !end.is_empty());
+    name.is_some_and(|n| close.is_none_or(|c| n < c))
 }
 
 /// The marker a generation prompt leaves open: its last one, with only text (what the prompt
