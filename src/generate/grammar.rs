@@ -1731,8 +1731,9 @@ impl Gen<'_> {
         let a = &t.arguments;
         // A weak end, or a line break alone (a value written raw may hold one): the value
         // runs to what follows it.
-        let raw = if (weak_end(end) || line_end(end)) && a.value_wrapper.is_none() {
-            self.guided_text(t, end)
+        let raw = if weak_end(end) || line_end(end) {
+            // (A wrapper for strings only leaves the other values bare: read the same way.)
+            self.wrapped_or(a, &a.value_suffix, self.guided_text(t, end))
         } else {
             self.raw_value(a, end, &a.value_suffix)
         };
@@ -1805,8 +1806,13 @@ impl Gen<'_> {
     /// follows it: it may hold `end` (`<![CDATA[…</param>…]]></param>`); otherwise the text is
     /// bare. The mapper decodes both (see [`value_text`](crate::message::value_text)).
     fn raw_value(&self, a: &ArgumentMarkers, end: &str, suffix: &str) -> Parser {
+        self.wrapped_or(a, suffix, self.until_marker(end))
+    }
+
+    /// A value in the argument's wrapper (see [`ArgumentMarkers::value_wrapper`]) followed by
+    /// `suffix`, or `bare` (the value as written without one).
+    fn wrapped_or(&self, a: &ArgumentMarkers, suffix: &str, bare: Parser) -> Parser {
         let b = self.b;
-        let bare = self.until_marker(end);
         let Some(w) = &a.value_wrapper else {
             return bare;
         };
