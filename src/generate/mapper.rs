@@ -399,6 +399,9 @@ pub struct Mapper<'t> {
     /// The spans of the content nodes entered so far, in text order (the open one up to what
     /// was pushed of it).
     content_spans: Vec<Range<usize>>,
+    /// Where the output starts in the text, when the prompt's own text before it (a call
+    /// opener the prompt left open) may be read as content: none of it is.
+    content_from: usize,
     work: u64,
 }
 
@@ -447,6 +450,7 @@ impl<'t> Mapper<'t> {
             args_is_string: false,
             restarts: 0,
             content_spans: Vec::new(),
+            content_from: 0,
             work: 0,
         }
     }
@@ -691,6 +695,12 @@ impl<'t> Mapper<'t> {
         }
     }
 
+    /// Reads no content before `offset` of the text (the prompt's text before the output).
+    pub(crate) fn content_from(mut self, offset: usize) -> Self {
+        self.content_from = offset;
+        self
+    }
+
     /// A block of reasoning (`field` 0) or content (1) begins: after a block of another kind,
     /// with a join, it is joined to what the field holds.
     fn start_block(&mut self, field: u8) {
@@ -721,7 +731,10 @@ impl<'t> Mapper<'t> {
                 end
             }
             Kind::Content => {
-                self.push_trimmed(1, piece);
+                let skip = self.content_from.saturating_sub(from).min(piece.len());
+                if let Some(rest) = piece.get(skip..).filter(|r| !r.is_empty()) {
+                    self.push_trimmed(1, rest);
+                }
                 end
             }
             Kind::Args => {

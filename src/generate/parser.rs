@@ -570,6 +570,24 @@ impl ChatParser {
                 self.format.content.block_join.clone(),
             ],
         )
+        .content_from(self.prompt_call_opener_len())
+    }
+
+    /// The length of the prefill when it is a call opener the prompt left open (a template
+    /// for forced tool use ends its prompt with `<tool_call>`): when the output writes no call
+    /// there, that opener is the prompt's text, never content. Otherwise 0.
+    fn prompt_call_opener_len(&self) -> usize {
+        let prefill = self.prefill_text.trim();
+        let opens_call = !prefill.is_empty()
+            && self
+                .call_starts
+                .iter()
+                .any(|s| !s.trim().is_empty() && prefill.ends_with(s.trim()));
+        if opens_call {
+            self.prefill_text.len()
+        } else {
+            0
+        }
     }
 
     /// A parse failure, located in the output (not counting the prefill).
