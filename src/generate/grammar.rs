@@ -821,7 +821,7 @@ struct Gen<'a> {
 
 /// The openers of the parts of a turn other than calls: reasoning, and content (a wrapper's
 /// or a role switch's content message), trimmed, the empty ones left out.
-fn part_openers(format: &TurnFormat) -> Vec<String> {
+pub(crate) fn part_openers(format: &TurnFormat) -> Vec<String> {
     let switch = format.switch.as_ref().map_or("", |s| s.content.as_str());
     [
         format.reasoning.start.as_str(),
@@ -1185,13 +1185,13 @@ impl Gen<'_> {
         };
         // A reasoning or content message's opener that the call's own opener starts is not
         // a call (`send=mind::7` is reasoning, not a call to `mind`).
-        let (openers, _) = call_openers(t, lead_separator);
+        let (triggers, bare_starts) = call_openers(t, lead_separator);
         let others: Vec<&str> = self
             .part_openers
             .iter()
             .map(String::as_str)
             .filter(|o| {
-                openers
+                triggers
                     .iter()
                     .any(|c| o.len() > c.len() && o.starts_with(c.as_str()))
             })
@@ -1304,7 +1304,6 @@ impl Gen<'_> {
             ]),
             None => block,
         };
-        let (triggers, bare_starts) = call_openers(t, lead_separator);
         ToolBlock {
             parser: block,
             triggers,

@@ -904,15 +904,13 @@ impl<'a> FromPeg<'a> {
                 }
                 Ok(Expr::alt(alts))
             }
-            (tags::TOOL_ARG_NAME, Some((_, tool))) => match param(tool, ctx.param) {
-                Some(name) => Ok(self.name_as(inner, &name, false)),
-                None => self.expr(inner, ctx, d),
-            },
-            // The argument's name repeated in a marker (`</{key}>`): written as that name.
-            (tags::ARG_KEY_ECHO, Some((_, tool))) => match param(tool, ctx.param) {
-                Some(name) => Ok(self.name_as(inner, &name, false)),
-                None => self.expr(inner, ctx, d),
-            },
+            // The argument's name, or that name repeated in a marker (`</{key}>`).
+            (tags::TOOL_ARG_NAME | tags::ARG_KEY_ECHO, Some((_, tool))) => {
+                match param(tool, ctx.param) {
+                    Some(name) => Ok(self.name_as(inner, &name, false)),
+                    None => self.expr(inner, ctx, d),
+                }
+            }
             (
                 tags::TOOL_ARG_VALUE | tags::TOOL_ARG_STRING | tags::TOOL_ARG_JSON,
                 Some((t, tool)),

@@ -351,11 +351,8 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
                     others,
                 )
             };
-            let others = [
-                format.reasoning.start.trim(),
-                format.content.start.trim(),
-                format.switch.as_ref().map_or("", |s| s.content.trim()),
-            ];
+            let others = crate::generate::grammar::part_openers(format);
+            let others: Vec<&str> = others.iter().map(String::as_str).collect();
             (with_others(&[]), with_others(&others))
         };
         // The prompt may end with a call's opening word (every message opens with it): the
