@@ -172,11 +172,19 @@ impl ChatParser {
             format.reasoning.opened_by_turn = true;
         }
         // Reasoning kept inline: a closed (empty) block the prompt wrote is not part of what the
-        // model said; an opened one is.
+        // model said; an opened one is. What the prompt wrote after the closed block (a call
+        // opener of a forced-tool-use prompt) stays the prefill.
         let end = format.reasoning.end.trim();
         let inline = !request.extracts_reasoning() && request.json_schema.is_none();
-        if inline && !end.is_empty() && prefill_text.contains(end) {
-            prefill_text.clear();
+        if inline && !end.is_empty() {
+            if let Some(at) = prefill_text.rfind(end) {
+                let rest = prefill_text[at + end.len()..].trim_start();
+                prefill_text = if rest.is_empty() {
+                    String::new()
+                } else {
+                    rest.to_owned()
+                };
+            }
         }
         Self::from_format(template.name(), format, request, prefill_text)
     }
