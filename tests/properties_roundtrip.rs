@@ -8,7 +8,8 @@
 //! request and tools) and every file of the templates directory (`CHATPARSE_TEMPLATES`, else
 //! `../shared/templates`) and of `../shared/templates-extra` that no fixture references (with
 //! the round-trip tools, whose names include dots and dashes; a NOTICE is printed for a
-//! directory that is absent). The model output and the expected message are what the template
+//! directory that is absent). Each output that parses back is also checked in its model-like
+//! variants ([`check_variants`]: followed by its turn end, reasoning kept inline). The model output and the expected message are what the template
 //! renders ([`chatparse::fixtures::turn`]); a message it cannot render as an output is skipped
 //! and counted by reason. Where the analysis refuses a template's tool calls as broken
 //! ([`chatparse::fixtures::template_check::refusal`]), a message with calls must parse into no
@@ -30,6 +31,7 @@ use chatparse::fixtures::round_trip::{check_turn, parse_request, RoundTrip};
 use chatparse::fixtures::samples::{declarable, name_ids, round_trip_request};
 use chatparse::fixtures::template_check::{jinja_files, refusal};
 use chatparse::fixtures::turn::{RenderedTurn, TurnRenderer, Unrenderable};
+use chatparse::fixtures::variants::check_variants;
 use chatparse::fixtures::{Corpus, Model, TemplateSource};
 use chatparse::generate::ChatParser;
 use chatparse::message::{ChatMessage, ChatRequest, Tool, ToolCall};
@@ -251,6 +253,15 @@ fn run(
                             )));
                         }
                         _ => counts.passed.set(counts.passed.get() + 1),
+                    }
+                    if let Some(v) = check_variants(template, analysis, &request, &turn, &expected)
+                        .into_iter()
+                        .next()
+                    {
+                        return Err(TestCaseError::fail(format!(
+                            "(enable_thinking {thinking}) {turn:?} [{}]: {}",
+                            v.variant, v.reason
+                        )));
                     }
                     let parser = ChatParser::new(template, analysis, &request)
                         .map_err(|e| TestCaseError::fail(e.to_string()))?;

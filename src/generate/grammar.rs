@@ -234,7 +234,20 @@ pub fn build_grammar(
             // with more text after it is content.
             g.until_closer_or_final_turn_end(ce, &te)
         };
+        // Where the turn's header is the call opener (every message opens with it and what
+        // follows picks its kind: `<|recipient|>NAME` or `<|recipient|>all<|content|>`), the
+        // content message is led by that opener, which the prompt wrote.
+        let opener = format
+            .tools
+            .as_ref()
+            .map(|t| t.per_call_start.trim())
+            .filter(|o| !o.is_empty() && format.turn_start.trim().ends_with(o));
+        let lead = match opener {
+            Some(o) => b.optional(b.seq([b.space(), b.literal(o)])),
+            None => b.eps(),
+        };
         let wrapped = b.seq([
+            lead,
             b.space(),
             b.literal(cs),
             b.tag(tags::CONTENT, text),
@@ -940,7 +953,7 @@ impl Gen<'_> {
 
     /// What closes a tagged value: its suffix, or where bare values are ended by their line
     /// break alone (the suffix, [`ended_by_line`], or the separator, [`line_end`]), that line
-    /// break (or the end of the output), so the value never runs into the text after it on
+    /// break (or the end of the output, or a turn end that ends it), so the value never runs into the text after it on
     /// the same line. Quoted literal values end at
     /// their quotes and may share a line.
     fn value_close(&self, a: &ArgumentMarkers, suffix: &str) -> Parser {
@@ -948,7 +961,13 @@ impl Gen<'_> {
         let raw_lines = ended_by_line(&a.separator, suffix)
             || (a.string_open.is_empty() && line_end(&a.separator) && suffix.trim().is_empty());
         if !self.literal_values && raw_lines {
-            return b.choice([b.literal("\n"), b.end()]);
+            // Or the turn end that ends the output (the model stopped right after the value).
+            let final_turn_end = if self.turn_ends.is_empty() {
+                b.end()
+            } else {
+                b.peek(self.turn_end(&self.turn_ends))
+            };
+            return b.choice([b.literal("\n"), b.end(), final_turn_end]);
         }
         // The value is read up to the suffix's fixed text exactly (see `until_marker`): that
         // text is written exactly too, even where it holds several markers (`]<]x[>[</`), so
@@ -2003,6 +2022,8 @@ impl Gen<'_> {
             ]
             .into_iter()
             .filter_map(stop)
+            // A turn end may follow the last value right away (the model stopped there).
+            .chain(form_starts(&self.turn_ends))
             // Bare values: whitespace before what follows is layout, not value (a value that
             // runs to its line break holds its spaces).
             .chain(if line_end(end) {
@@ -2015,10 +2036,23 @@ impl Gen<'_> {
             vec![stop_text(&a.value_suffix).to_owned()]
         };
         let until = || b.until_one_of(stops.iter().map(String::as_str));
-        b.seq([
-            until(),
-            b.zero_or_more(b.seq([b.negate(follow), b.any(), until()])),
-        ])
+        // Where a turn end stands that does not end the output, the value goes on (as it did
+        // before it stopped there); a final one ends it.
+        let starts = form_starts(&self.turn_ends);
+        let ends_here = if starts.is_empty() {
+            follow
+        } else {
+            b.choice([
+                self.turn_end(&self.turn_ends),
+                b.seq([
+                    b.negate(b.choice(starts.iter().map(|s| b.literal(s)))),
+                    follow,
+                ]),
+            ])
+        };
+        // (A negation first: the grammar writes such text as its first run alone.)
+        let go_on = b.negate(ends_here);
+        b.seq([until(), b.zero_or_more(b.seq([go_on, b.any(), until()]))])
     }
 
     /// The start of the next tagged argument, as a lookahead: the separator, the name prefix,
@@ -2396,8 +2430,27 @@ fn channel_grammar(
         c.recipient.clone(),
     ];
     triggers.retain(|t| !t.is_empty());
-    let plain = b.tag(tags::CONTENT, b.seq([b.any(), b.until_one_of(&triggers)]));
-    let root = b.seq([b.zero_or_more(b.choice([message, plain])), b.end()]);
+    // Text outside messages is content, but a message end that ends the output (written with
+    // no message, or after plain text) is the model stopping: it is in no field.
+    let ends: Vec<&String> = c.message_ends.iter().filter(|m| !m.is_empty()).collect();
+    let final_end = b.seq([
+        b.space(),
+        b.choice(ends.iter().map(|m| b.literal(m))),
+        b.space(),
+        b.end(),
+    ]);
+    let mut plain_stops = triggers.clone();
+    plain_stops.extend(ends.iter().map(|m| (*m).clone()));
+    let plain = b.tag(
+        tags::CONTENT,
+        b.seq([b.any(), b.until_one_of(&plain_stops)]),
+    );
+    let mut items = vec![message];
+    if !ends.is_empty() {
+        items.push(final_end);
+    }
+    items.push(plain);
+    let root = b.seq([b.zero_or_more(b.choice(items)), b.end()]);
     let mut markers = triggers;
     markers.extend(c.message_ends.iter().cloned());
     markers.sort();
