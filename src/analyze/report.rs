@@ -245,6 +245,14 @@ fn tools(out: &mut String, t: &ToolAnalysis) {
         line(out, "json arguments field", &field(&j.arguments_field));
         line(out, "json id field", &field(&j.id_field));
         line(out, "json generated id", &field(&j.generated_id_field));
+        if !j.constant_fields.is_empty() {
+            let fixed: Vec<String> = j
+                .constant_fields
+                .iter()
+                .map(|(k, v)| format!("{k:?}: {v:?}"))
+                .collect();
+            line(out, "json constant fields", &fixed.join(", "));
+        }
         let flags = [
             ("name is key", j.name_is_key),
             ("array wrapped", j.array_wrapped),

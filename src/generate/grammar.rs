@@ -2248,15 +2248,38 @@ impl Gen<'_> {
             {
                 members.push(b.json_member(id, b.tag(tags::TOOL_ID, b.json())));
             }
+            // Fields the template writes with the same text in every call (`"type":
+            // "function"`): members of their own, so a grammar writes them.
+            for (key, value) in &layout.constant_fields {
+                let text = serde_json::Value::String(value.clone()).to_string();
+                members.push(b.json_member(key, b.literal(&text)));
+            }
+            let argument_members = argument_fields(args).count();
             // A call has its name: an object without the name field is not a call.
             let (inner, inner_head) = self.object(named, named, &[name], members.clone());
             match &layout.function_field {
-                Some(function) => self.object(
-                    b.choice([b.json_member(function, inner), named]),
-                    b.choice([b.seq([b.json_member(function, b.eps()), inner_head]), named]),
-                    &[function.as_str(), name],
-                    members,
-                ),
+                Some(function) => {
+                    // Arguments beside the function object are read (a flat call), never
+                    // written: a grammar that wrote them there and inside would give the
+                    // parser two arguments objects.
+                    let outer: Vec<Parser> = members
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, m)| {
+                            if i < argument_members {
+                                b.tag(tags::LENIENT, m)
+                            } else {
+                                m
+                            }
+                        })
+                        .collect();
+                    self.object(
+                        b.choice([b.json_member(function, inner), named]),
+                        b.choice([b.seq([b.json_member(function, b.eps()), inner_head]), named]),
+                        &[function.as_str(), name],
+                        outer,
+                    )
+                }
                 None => (inner, inner_head),
             }
         };

@@ -150,12 +150,33 @@ impl<'r> Json<'r> {
             // The Python flavour reads any escaped character (and `\xHH`, `\uXXXX`).
             Expr::seq([Expr::lit("\\"), Expr::Class(CharSet::any())])
         } else {
-            let hex = class(&[('0', '9'), ('a', 'f'), ('A', 'F')]);
+            // `\uXXXX` of a character, or a surrogate pair (a lone surrogate is no
+            // character: the parser, as JSON parsers do, rejects it).
+            let hex = || class(&[('0', '9'), ('a', 'f'), ('A', 'F')]);
+            let d = || chars("dD");
+            let character = Expr::alt([
+                Expr::seq([
+                    class(&[('0', '9'), ('a', 'c'), ('A', 'C'), ('e', 'f'), ('E', 'F')]),
+                    Expr::repeat(hex(), 3, Some(3)),
+                ]),
+                Expr::seq([d(), class(&[('0', '7')]), hex(), hex()]),
+            ]);
+            let pair = Expr::seq([
+                d(),
+                class(&[('8', '9'), ('a', 'b'), ('A', 'B')]),
+                hex(),
+                hex(),
+                Expr::lit("\\u"),
+                d(),
+                class(&[('c', 'f'), ('C', 'F')]),
+                hex(),
+                hex(),
+            ]);
             Expr::seq([
                 Expr::lit("\\"),
                 Expr::alt([
                     chars("\"\\/bfnrt"),
-                    Expr::seq([Expr::lit("u"), Expr::repeat(hex, 4, Some(4))]),
+                    Expr::seq([Expr::lit("u"), Expr::alt([character, pair])]),
                 ]),
             ])
         }

@@ -179,6 +179,27 @@ fn a_json_call_object_holds_each_member_at_most_once_in_any_order() {
 }
 
 #[test]
+fn json_strings_escape_characters_and_surrogate_pairs_never_a_lone_surrogate() {
+    let parser = example_parser(json!({
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"]
+    }));
+    let lark = parser
+        .decoding_grammar(GrammarFlavor::Lark)
+        .unwrap()
+        .grammar;
+    let call = |city: &str| {
+        format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"city\": \"{city}\"}}}}\n</tool_call>")
+    };
+    assert!(lark_accepts(&lark, &call(r"\u00e9 \uD83D\uDE00 \u20ac")));
+    // The JSON parser rejects a lone surrogate: the grammar writes none.
+    assert!(!lark_accepts(&lark, &call(r"\ud800")));
+    assert!(!lark_accepts(&lark, &call(r"\udc00")));
+    assert!(!lark_accepts(&lark, &call(r"\ud83d\u0041")));
+}
+
+#[test]
 fn text_and_the_turn_end_may_follow_the_calls_but_no_unmarked_call() {
     let parser = example_parser_calls(json!({"type": "object", "properties": {}}), true);
     let lark = parser
@@ -293,7 +314,13 @@ fn a_call_opener_the_prompt_wrote_starts_the_grammar_at_the_output_start() {
         .filter(|t| t.value.starts_with('^'))
         .map(|t| t.value.as_str())
         .collect();
-    assert_eq!(anchored, ["^(?:lookup)"], "{:?}", grammar.triggers);
+    // Through the marker after the bare name: the name alone is a word text also holds.
+    assert_eq!(
+        anchored,
+        [r"^(?:lookup[\t\n\r ]*<\|body\|>)"],
+        "{:?}",
+        grammar.triggers
+    );
     let call = r#"lookup<|body|>{"q": "x"}"#;
     assert!(lark_accepts(&grammar.grammar, call));
     assert!(lark_accepts(

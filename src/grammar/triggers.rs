@@ -266,12 +266,21 @@ fn head_regex(
         Expr::Seq(items) => {
             let mut out = String::new();
             let mut started = false;
-            for item in items {
+            for (i, item) in items.iter().enumerate() {
                 if !started && is_space(item) {
                     continue;
                 }
                 started = true;
                 let (r, done) = head_regex(rules, info, item, tool, through_name, depth + 1);
+                if done && out.is_empty() && tool.is_some_and(|t| is_literal(item, t)) {
+                    // A call that starts with its bare name: the name alone is a plain word
+                    // that text also holds, so the head goes through it and the marker the
+                    // template writes right after it (`search<|invoke|>`), where one follows.
+                    if let Some(suffix) = marker_after(&items[i + 1..]) {
+                        let (name, _) = head_regex(rules, info, item, tool, true, depth + 1);
+                        return (format!("{name}{suffix}"), true);
+                    }
+                }
                 out.push_str(&r);
                 if done {
                     return (out, true);
@@ -332,6 +341,31 @@ fn head_regex(
             }
         }
     }
+}
+
+/// Whether `e` is the literal `text`.
+fn is_literal(e: &Expr, text: &str) -> bool {
+    matches!(e, Expr::Literal(t) if t == text)
+}
+
+/// The regex of the first literal with more than whitespace in `items`, after optional
+/// whitespace only (what the template writes right after a call's bare name).
+fn marker_after(items: &[Expr]) -> Option<String> {
+    let mut out = String::new();
+    for item in items {
+        if is_space(item) {
+            out.push_str(r"[\t\n\r ]*");
+            continue;
+        }
+        return match item {
+            Expr::Literal(text) if !text.trim().is_empty() => {
+                out.push_str(&escape(text));
+                Some(out)
+            }
+            _ => None,
+        };
+    }
+    None
 }
 
 /// The trigger for the call opener `word`: the word, or where it starts a longer opener of

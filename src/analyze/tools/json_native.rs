@@ -100,6 +100,30 @@ pub fn layout_of(
                         .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())))
         })
         .map(|(k, _)| k.clone());
+    // Top-level text values that hold no probe (the name, the arguments and the id do).
+    layout.constant_fields = call
+        .iter()
+        .filter(|(k, _)| {
+            !known.iter().any(|f| f.as_deref() == Some(k.as_str()))
+                && layout.generated_id_field.as_deref() != Some(k.as_str())
+        })
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+        .filter(|(_, v)| {
+            let probes = [
+                p.fn_first,
+                p.fn_second,
+                p.arg_first,
+                p.arg_second,
+                p.value_first,
+                p.value_second,
+                p.id_first,
+                p.id_second,
+                p.content,
+                p.reasoning,
+            ];
+            !v.is_empty() && !probes.iter().any(|probe| v.contains(probe))
+        })
+        .collect();
     Ok(layout)
 }
 

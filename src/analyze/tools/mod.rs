@@ -309,6 +309,10 @@ pub struct JsonLayout {
     pub arguments_as_string: bool,
     /// The keys of a call object in rendered order.
     pub field_order: Vec<String>,
+    /// Keys of the call object whose value is the same text for every call
+    /// (`"type": "function"` of OpenAI-shaped calls), with that value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constant_fields: Vec<(String, String)>,
 }
 
 /// The tool-call part of an [`Analysis`](super::Analysis).
