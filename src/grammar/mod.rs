@@ -358,7 +358,6 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         // The prompt may end with a call's opening word (every message opens with it): the
         // first call then starts at the output's start, after a word the output never shows.
         // A pattern anchored at the output's start starts the grammar there, in the call.
-        let own_triggers = starts.len();
         let opened = prompt_opened_call(&mut rules, &block, &opening_words, parser)?;
         let (calls, starts) = match opened {
             Some((first, anchored)) => {
@@ -413,9 +412,10 @@ pub fn constraint(parser: &ChatParser) -> Result<Constraint, GrammarError> {
         let word_led = !words.is_empty()
             && words.len() == opening_words.len()
             && openers.iter().all(distinctive);
+        // (The prompt may have opened the first call, which then starts with its bare name;
+        // the calls after it start with their openers, which the text holds none of.)
         let text_after = turn.as_ref().is_some_and(|l| l.text)
             && !open.runs_on
-            && starts.len() == own_triggers
             && !openers.is_empty()
             && (word_led || pattern_led);
         let text = if text_after {
