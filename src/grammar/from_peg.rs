@@ -557,6 +557,13 @@ impl<'a> FromPeg<'a> {
                         // of the other options.
                         continue;
                     }
+                    let final_only = matches!(self.node(item), Node::Seq(parts)
+                        if parts.last().is_some_and(|&l| matches!(self.node(l), Node::End)));
+                    if final_only && items.len() > 1 {
+                        // `… | turn-end end`: what ends the output (a turn end the model wrote
+                        // there); written where the grammar ends, never where more may follow.
+                        continue;
+                    }
                     if ctx.tool.is_some() && self.leads_with_any_key(item, 0) {
                         // Inside a call, an object member under any other key: the parser
                         // skips it, and its value could hold anything; the grammar writes only
