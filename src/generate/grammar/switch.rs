@@ -101,7 +101,9 @@ pub(super) fn switch_grammar(
     let after_reasoning = b.choice(after);
     if !rs.is_empty() {
         let opener = || b.seq([b.space(), b.literal(rs)]);
-        empty.push(b.seq([opener(), rechosen()]));
+        // (Read, never written: a grammar cannot hold the lookahead, and would write the
+        // opener before a call, which the parser reads as reasoning text.)
+        empty.push(b.tag(tags::LENIENT, b.seq([opener(), rechosen()])));
         kinds.push(if options.extract_reasoning {
             b.seq([
                 opener(),
