@@ -9,7 +9,7 @@
 //! `../shared/templates`) and of `../shared/templates-extra` that no fixture references (with
 //! the round-trip tools, whose names include dots and dashes; a NOTICE is printed for a
 //! directory that is absent). Each output that parses back is also checked in its model-like
-//! variants ([`check_variants`]: followed by its turn end, reasoning kept inline). The model output and the expected message are what the template
+//! variants ([`check_variants`]: followed by its turn end, reasoning kept inline, streamed). The model output and the expected message are what the template
 //! renders ([`chatparse::fixtures::turn`]); a message it cannot render as an output is skipped
 //! and counted by reason. Where the analysis refuses a template's tool calls as broken
 //! ([`chatparse::fixtures::template_check::refusal`]), a message with calls must parse into no

@@ -15,8 +15,9 @@ use crate::fixtures::turn::MessagePart;
 
 /// Run a fixture corpus (default `fixtures`): every case one shot and streamed, plus sample
 /// round trips per model. With `--templates DIR`: analyse every `*.jinja` in DIR and round-trip
-/// the sample messages through it (thinking off and on), with a verdict per part: reasoning,
-/// content, tool calls.
+/// the sample messages through it (thinking off and on), each rendered output also followed by
+/// its turn end, parsed with reasoning kept inline and streamed in pieces, with a verdict per
+/// part: reasoning, content, tool calls.
 ///
 /// Units: one per case (or per template with `--templates`). A case passes when its one-shot
 /// parse and its streaming both match the expectation; cases listed in `known_failures.txt`
