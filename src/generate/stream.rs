@@ -78,6 +78,8 @@ pub struct ChatStream<'p> {
     tracker: DeltaTracker,
     /// The tracker compares whole fields (after a restart, until an update has no conflict).
     verifying: bool,
+    /// Whether any chunk was fed (until then no delta was emitted, not even the prefill's).
+    fed: bool,
     output_len: usize,
     /// Content bytes of the mapped message already searched for call triggers.
     content_checked: usize,
@@ -138,6 +140,7 @@ impl<'p> ChatStream<'p> {
             // text; a restart or the end of input switches to full verification.
             tracker: DeltaTracker::with_config(TrackerConfig { verify_window: 0 }),
             verifying: false,
+            fed: false,
             output_len: 0,
             content_checked: 0,
             commit_cursor: None,
@@ -152,6 +155,7 @@ impl<'p> ChatStream<'p> {
     /// Feeds the next chunk of output (any bytes; an incomplete UTF-8 sequence waits for the
     /// next chunk) and returns what it adds to the message, if anything.
     pub fn feed(&mut self, chunk: &[u8]) -> Option<ChatDelta> {
+        self.fed = true;
         self.output_len += chunk.len();
         self.session.feed(chunk);
         if let Some(tail) = &mut self.committed {
@@ -301,6 +305,8 @@ impl<'p> ChatStream<'p> {
         // The final tree may differ from the partial ones: check everything once.
         let emitted = match &self.committed {
             Some(tail) => tail.message.clone(),
+            // Nothing fed: nothing emitted, not even what the prefill maps to.
+            None if !self.fed => PartialMessage::default(),
             None => self.mapper.message().clone(),
         };
         self.verify_everything(&emitted);
