@@ -2009,6 +2009,7 @@ impl Gen<'_> {
                 (false, core) => Some(core.to_owned()),
             }
         };
+        let turn_end_starts = form_starts(&self.turn_ends);
         let stops: Vec<String> = if stop_text(&a.value_suffix).is_empty() {
             [
                 end,
@@ -2023,7 +2024,7 @@ impl Gen<'_> {
             .into_iter()
             .filter_map(stop)
             // A turn end may follow the last value right away (the model stopped there).
-            .chain(form_starts(&self.turn_ends))
+            .chain(turn_end_starts.iter().cloned())
             // Bare values: whitespace before what follows is layout, not value (a value that
             // runs to its line break holds its spaces).
             .chain(if line_end(end) {
@@ -2038,7 +2039,7 @@ impl Gen<'_> {
         let until = || b.until_one_of(stops.iter().map(String::as_str));
         // Where a turn end stands that does not end the output, the value goes on (as it did
         // before it stopped there); a final one ends it.
-        let starts = form_starts(&self.turn_ends);
+        let starts = turn_end_starts;
         let ends_here = if starts.is_empty() {
             follow
         } else {

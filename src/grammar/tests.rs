@@ -151,17 +151,22 @@ fn lark_accepts(lark: &str, text: &str) -> bool {
     m.try_consume_tokens(&tokens).ok() == Some(tokens.len()) && m.is_accepting().unwrap_or(false)
 }
 
-#[test]
-fn a_json_call_object_holds_each_member_at_most_once_in_any_order() {
+/// The Lark grammar of the example template for a tool with a required string `city`.
+fn city_call_lark() -> String {
     let parser = example_parser(json!({
         "type": "object",
         "properties": {"city": {"type": "string"}},
         "required": ["city"]
     }));
-    let lark = parser
+    parser
         .decoding_grammar(GrammarFlavor::Lark)
         .unwrap()
-        .grammar;
+        .grammar
+}
+
+#[test]
+fn a_json_call_object_holds_each_member_at_most_once_in_any_order() {
+    let lark = city_call_lark();
     let call = |members: &str| format!("<tool_call>\n{{{members}}}\n</tool_call>");
     let args = r#""arguments": {"city": "Paris"}"#;
     let name = r#""name": "f""#;
@@ -180,15 +185,7 @@ fn a_json_call_object_holds_each_member_at_most_once_in_any_order() {
 
 #[test]
 fn json_strings_escape_characters_and_surrogate_pairs_never_a_lone_surrogate() {
-    let parser = example_parser(json!({
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"]
-    }));
-    let lark = parser
-        .decoding_grammar(GrammarFlavor::Lark)
-        .unwrap()
-        .grammar;
+    let lark = city_call_lark();
     let call = |city: &str| {
         format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"city\": \"{city}\"}}}}\n</tool_call>")
     };
