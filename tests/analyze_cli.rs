@@ -7,9 +7,8 @@ const TEMPLATE: &str = "{%- for m in messages -%}<|{{ m.role }}|>\
     {{ m.content }}<|end|>\n{% endfor -%}{%- if add_generation_prompt %}<|assistant|>{% endif -%}";
 
 fn run(args: &[&str]) -> (bool, String) {
-    let dir = std::env::temp_dir().join(format!("chatparse-analyze-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("demo.jinja");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.jinja");
     std::fs::write(&path, TEMPLATE).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_chatparse"))
         .arg("analyze")

@@ -23,14 +23,13 @@ const OUTPUT: &str = "<think>Which city? é</think>Checking.\n<tool_call>{\"name
                       \"arguments\": {\"city\": \"Zürich\"}}</tool_call><|im_end|>";
 
 /// Writes the template and the output to a fresh directory; returns their paths.
-fn files(tag: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("chatparse-rt-cli-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let template = dir.join("rt.json");
-    let output = dir.join("output.txt");
+fn files() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("rt.json");
+    let output = dir.path().join("output.txt");
     std::fs::write(&template, TEMPLATE).unwrap();
     std::fs::write(&output, OUTPUT).unwrap();
-    (template, output)
+    (dir, template, output)
 }
 
 fn run(args: &[&str]) -> String {
@@ -53,7 +52,7 @@ fn expected() -> Value {
 
 #[test]
 fn parse_with_a_response_template_prints_the_dict() {
-    let (template, output) = files("parse");
+    let (_dir, template, output) = files();
     let printed = run(&[
         "parse",
         "--response-template",
@@ -72,7 +71,7 @@ fn parse_with_a_response_template_prints_the_dict() {
 
 #[test]
 fn stream_with_a_response_template_prints_events_then_the_dict() {
-    let (template, output) = files("stream");
+    let (_dir, template, output) = files();
     let printed = run(&[
         "stream",
         "--response-template",
