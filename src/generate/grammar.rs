@@ -358,7 +358,8 @@ pub fn build_grammar(
     if !options.extract_reasoning && !cs.is_empty() && !rs.is_empty() {
         // Reasoning kept inline, but the model skipped it: the opener (written by the
         // prompt) right before the content wrapper opened nothing; it is dropped.
-        reasoning = b.optional(b.seq([b.space(), b.literal(rs), b.space(), b.peek(b.literal(cs))]));
+        let skipped = b.seq([b.space(), b.literal(rs), b.space(), b.peek(b.literal(cs))]);
+        reasoning = b.choice([skipped, reasoning]);
     }
     // A header that holds a format marker (an opened `<think>`) is not repeated: the marker
     // is the format's.
@@ -1040,9 +1041,14 @@ impl Gen<'_> {
     ) -> Parser {
         let b = self.b;
         let r = &format.reasoning;
-        if !options.extract_reasoning || !r.is_enabled() {
+        // Reasoning kept inline (`reasoning_format: none`) is read as the same block, markers
+        // and all, but as content: a call written inside it is its text, as with reasoning
+        // extracted. Only a marked block: unmarked reasoning is content as it comes.
+        let inline = !options.extract_reasoning;
+        if !r.is_enabled() || (inline && (r.start.trim().is_empty() || r.end.trim().is_empty())) {
             return b.eps();
         }
+        let tag = |p: Parser| if inline { p } else { b.tag(tags::REASONING, p) };
         let (start, end) = (r.start.trim(), r.end.trim());
         let mut stops = vec![r.end.trim_end().to_owned(), end.to_owned()];
         // What ends unclosed reasoning: a call, or the content wrapper's opener (the model
@@ -1076,14 +1082,14 @@ impl Gen<'_> {
             ]));
         }
         let text = if continuations.is_empty() {
-            b.tag(tags::REASONING, b.until_one_of(&stops))
+            tag(b.until_one_of(&stops))
         } else {
             // Tags stay outside the lookahead, so a partial parse shows no text beyond it.
             b.seq([
-                b.tag(tags::REASONING, b.until_one_of(&stops)),
+                tag(b.until_one_of(&stops)),
                 b.zero_or_more(b.seq([
                     b.choice(continuations),
-                    b.tag(tags::REASONING, b.seq([b.any(), b.until_one_of(&stops)])),
+                    tag(b.seq([b.any(), b.until_one_of(&stops)])),
                 ])),
             ])
         };
@@ -1112,6 +1118,13 @@ impl Gen<'_> {
                 let closed_later = b.peek(b.seq([b.until(end), b.literal(end)]));
                 b.optional(b.seq([closed_later, text, close]))
             }
+        } else if inline {
+            // The block as content, from its opener (never dropped: the text is kept as the
+            // model wrote it) to its closer.
+            b.optional(b.tag(
+                tags::CONTENT,
+                b.seq([b.space(), b.literal(start), text, b.optional(close)]),
+            ))
         } else {
             b.optional(b.choice([
                 b.seq([
@@ -1257,14 +1270,22 @@ impl Gen<'_> {
         };
         let array = t.json.as_ref().is_some_and(|j| j.array_wrapped);
         let calls = if array {
-            b.seq([
+            let listed = || more(b.seq([b.space(), b.literal(","), b.space(), call]));
+            let bracketed = b.seq([
                 b.literal("["),
                 b.space(),
                 call,
-                more(b.seq([b.space(), b.literal(","), b.space(), call])),
+                listed(),
                 b.space(),
                 b.literal("]"),
-            ])
+            ]);
+            if t.section_start.trim().is_empty() {
+                bracketed
+            } else {
+                // Inside a section, the model may leave the list's brackets out (a single
+                // object, or objects joined by commas): read, never written.
+                b.choice([bracketed, b.tag(tags::LENIENT, b.seq([call, listed()]))])
+            }
         } else {
             separated(call)
         };
@@ -1490,9 +1511,10 @@ impl Gen<'_> {
         )
     }
 
-    /// A call's own end marker. A model may leave it out at the end of the output or right
-    /// before the next call's opener (`next`) (read, never written by a grammar); elsewhere
-    /// it is required, so text after a call that breaks off is not read as the call's end.
+    /// A call's own end marker. A model may leave it out at the end of the output, right
+    /// before the next call's opener (`next`) or right before the turn end that ends the
+    /// output (it ends its turn instead) (read, never written by a grammar); elsewhere it is
+    /// required, so text after a call that breaks off is not read as the call's end.
     fn call_end(&self, end: &str, next: &str) -> Parser {
         let b = self.b;
         if end.trim().is_empty() {
@@ -1501,6 +1523,15 @@ impl Gen<'_> {
         let mut left_out = vec![b.end()];
         if !next.trim().is_empty() {
             left_out.push(b.literal(next.trim()));
+        }
+        let turn_ends: Vec<String> = self
+            .turn_ends
+            .iter()
+            .filter(|t| !t.trim().is_empty() && !end.trim().starts_with(t.trim()))
+            .cloned()
+            .collect();
+        if !turn_ends.is_empty() {
+            left_out.push(self.turn_end(&turn_ends));
         }
         b.choice([
             self.lit_before(end),
@@ -2284,14 +2315,33 @@ impl Gen<'_> {
                 None => (inner, inner_head),
             }
         };
-        self.shown_with_name(
+        let single = self.shown_with_name(
             b.seq([self.lit(&t.per_call_start), head]),
             b.seq([
                 self.lit(&t.per_call_start),
                 object,
-                self.lit_before(&t.per_call_end),
+                self.call_end(&t.per_call_end, &t.per_call_start),
             ]),
-        )
+        );
+        if t.per_call_start.trim().is_empty() || layout.array_wrapped {
+            return single;
+        }
+        // Calls the template opens one by one (`<|call|>{…}`), written by the model as one
+        // JSON list after a single opener (`<|call|>[{…}, {…}]`): each object is a call (read,
+        // never written).
+        let element = || self.shown_with_name(head, object);
+        let list = b.seq([
+            self.lit(&t.per_call_start),
+            b.space(),
+            b.literal("["),
+            b.space(),
+            element(),
+            b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), element()])),
+            b.space(),
+            b.literal("]"),
+            self.call_end(&t.per_call_end, &t.per_call_start),
+        ]);
+        b.choice([single, b.tag(tags::LENIENT, list)])
     }
 
     /// A call (tagged `tool`) that starts only where `head` (the call up to the end of its
@@ -2409,7 +2459,13 @@ fn channel_grammar(
         b.literal(&c.tool_recipient),
         b.tag(tags::TOOL_NAME, word()),
     ]);
-    let other_recipient = b.seq([b.literal(&c.recipient), word()]);
+    // Not the tool recipient: a message to a tool whose arguments do not parse is no call,
+    // and not another recipient's (dropped) message either; it stays content.
+    let other_recipient = b.seq([
+        b.literal(&c.recipient),
+        b.negate(b.literal(&c.tool_recipient)),
+        word(),
+    ]);
     let body = || b.until_one_of(&stops);
     let mut alternatives = Vec::new();
     if options.tools {
@@ -2421,7 +2477,15 @@ fn channel_grammar(
                 // it (its name) before the grammar is past the header.
                 b.atomic(b.seq([with_recipient(tool_recipient), header_end])),
                 b.space(),
-                b.tag(tags::TOOL_ARGS, b.json()),
+                b.choice([
+                    b.tag(tags::TOOL_ARGS, b.json()),
+                    // A call with nothing in its message: no arguments (read, never
+                    // written).
+                    b.tag(
+                        tags::LENIENT,
+                        b.peek(b.choice(c.message_ends.iter().map(|m| b.literal(m)))),
+                    ),
+                ]),
                 b.space(),
                 end,
                 // The header re-opened for the next message belongs to the call, so that a

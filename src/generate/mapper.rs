@@ -139,22 +139,26 @@ struct LiteralString {
 impl LiteralString {
     /// The text `piece` (the next part of the literal, its opening quote excluded and its
     /// closing quote held back) stands for; a trailing backslash is held until the escaped
-    /// character comes. Escapes are Python's: `\n`, `\t`, `\r`, `\0`, a backslash or a quote
-    /// after one stands for that character, any other keeps its backslash (`\d`).
+    /// character comes (or the literal ends, [`Self::finish`]). Escapes are Python's: `\n`,
+    /// `\t`, `\r`, `\0`, a backslash or a quote after one stands for that character, any other
+    /// keeps its backslash (`\d`).
+    ///
+    /// Where the template writes strings verbatim, only a backslash or a quote after one is
+    /// an escape: models trained on a Python-like call syntax escape them even where the
+    /// template does not (`'Martha\'s'`), and the verbatim reading of such text (a value
+    /// holding a backslash right before a quote) is the unlikely one. Any other backslash is
+    /// text (`'C:\new'`, `mul_symbol='\,'`), as the template writes it.
     fn decode(&mut self, piece: &str) -> String {
-        if self.verbatim {
-            return piece.to_owned();
-        }
         let mut out = String::with_capacity(piece.len());
         for c in piece.chars() {
             if self.backslash {
                 self.backslash = false;
                 match c {
-                    'n' => out.push('\n'),
-                    't' => out.push('\t'),
-                    'r' => out.push('\r'),
-                    '0' => out.push('\0'),
                     '\\' | '\'' | '"' => out.push(c),
+                    'n' if !self.verbatim => out.push('\n'),
+                    't' if !self.verbatim => out.push('\t'),
+                    'r' if !self.verbatim => out.push('\r'),
+                    '0' if !self.verbatim => out.push('\0'),
                     other => {
                         out.push('\\');
                         out.push(other);
@@ -167,6 +171,16 @@ impl LiteralString {
             }
         }
         out
+    }
+
+    /// The text a backslash still held at the literal's end stands for: itself (a verbatim
+    /// string may end in one, `'C:\'`).
+    fn finish(self) -> &'static str {
+        if self.backslash {
+            "\\"
+        } else {
+            ""
+        }
     }
 }
 
@@ -1145,8 +1159,11 @@ impl<'t> Mapper<'t> {
                         self.builder.push_argument_value(&json);
                     }
                     ValueMode::String | ValueMode::Stream => self.finish_streamed_value(),
-                    // Streamed and closed as it went.
-                    ValueMode::LiteralString(_) | ValueMode::DelimitedString => {}
+                    // Streamed and closed as it went (but for a backslash held at its end).
+                    ValueMode::LiteralString(state) => {
+                        self.builder.push_json_string_content(state.finish());
+                    }
+                    ValueMode::DelimitedString => {}
                 }
             }
             Kind::Arg => self.builder.end_argument_value(),
