@@ -600,6 +600,18 @@ fn unoffered_call_markers(format: &TurnFormat) -> Option<Vec<String>> {
     (!whole.is_empty()).then_some(whole)
 }
 
+/// The Markdown code fence a model may write bare JSON calls in (see [`fenced_calls_read`]).
+const CODE_FENCE: &str = "```";
+
+/// Whether calls of `t` are bare JSON (no marker opens them): a model may write them in a
+/// Markdown code fence (```` ```json ````), as it writes JSON in chat. Read, never written.
+fn fenced_calls_read(t: &ToolAnalysis) -> bool {
+    t.format == ToolFormat::JsonNative
+        && t.section_start.trim().is_empty()
+        && stop_text(&t.per_call_start).is_empty()
+        && t.stated_wrapper.is_none()
+}
+
 /// What a call of `t` starts with: the triggers (texts where content stops and a call is
 /// read) and the bare starts (what a call right after the turn header may start with where no
 /// trigger marks it). `lead_separator`: every message, the first call's too, opens with the
@@ -653,6 +665,9 @@ fn call_openers(t: &ToolAnalysis, lead_separator: bool) -> (Vec<String>, Vec<Str
         if !sep.is_empty() && !triggers.contains(&sep) {
             triggers.insert(0, sep);
         }
+    }
+    if fenced_calls_read(t) && !triggers.is_empty() {
+        triggers.push(CODE_FENCE.to_owned());
     }
     // A call whose opener the model left out starts with its name prefix (see
     // `tag_call`); content stops only at the opener, but the output may open with it.
@@ -1327,6 +1342,20 @@ impl Gen<'_> {
                 ]);
                 b.choice([filled, empty])
             }
+        };
+        let block = if fenced_calls_read(t) && triggers.iter().any(|m| m == CODE_FENCE) {
+            let fence = || {
+                b.seq([
+                    b.space(),
+                    b.literal(CODE_FENCE),
+                    b.chars("[A-Za-z]", 0, None),
+                    b.space(),
+                ])
+            };
+            let fenced = b.seq([fence(), calls, fence()]);
+            b.choice([block, b.tag(tags::LENIENT, fenced)])
+        } else {
+            block
         };
         // Calls inside the wrapper the tools preamble states (the template writes none): the
         // preamble tells the model to write it, so grammars allow both forms.
