@@ -321,6 +321,9 @@ impl ChatParser {
         // and turned into content) is not it.
         let mut seen: Option<(String, String, usize)> = None;
         let mut viable = t;
+        // Where the call last showed more (its announcement, or argument text): a break is
+        // never moved back before it.
+        let mut grown_at = t;
         for (i, ch) in text[t..].char_indices() {
             let end = t + i + ch.len_utf8();
             cursor.feed(&text[t + i..end]);
@@ -331,19 +334,27 @@ impl ChatParser {
                 .filter(|c| announced(message) > before && c.is_announceable());
             if let Some(call) = call {
                 match &mut seen {
-                    None => seen = Some((call.id.clone(), call.name.clone(), call.arguments.len())),
+                    None => {
+                        seen = Some((call.id.clone(), call.name.clone(), call.arguments.len()));
+                        grown_at = end;
+                    }
                     Some((id, name, shown))
                         if *id == call.id
                             && *name == call.name
                             && call.arguments.len() >= *shown =>
                     {
+                        if call.arguments.len() > *shown {
+                            grown_at = end;
+                        }
                         *shown = call.arguments.len();
                     }
-                    Some(_) => return Scan::Broke(viable),
+                    Some(_) => {
+                        return Scan::Broke(self.before_marker_piece(text, grown_at, viable))
+                    }
                 }
                 viable = end;
             } else if seen.is_some() {
-                return Scan::Broke(viable);
+                return Scan::Broke(self.before_marker_piece(text, grown_at, viable));
             } else if message.content.len() > searched {
                 // Content grew: the trigger is content once it shows there (text held back
                 // before it, such as `<function` before `<function_call>`, may come first).
@@ -376,6 +387,56 @@ impl ChatParser {
         } else {
             Scan::NotCall
         }
+    }
+}
+
+impl ChatParser {
+    /// `at` (where a call broke), moved back over the text after `floor` that only starts one
+    /// of the format's markers (`<t` of `<tool_call|>` before `<turn|>`), or over a whole turn
+    /// end: a marker the model did not finish there opened nothing, and a turn end with text
+    /// after it ended nothing; the text from its first byte is content (never a marker's
+    /// cut-off tail such as `urn|>`, never a turn end lost).
+    fn before_marker_piece(&self, text: &str, floor: usize, at: usize) -> usize {
+        let format = &self.format;
+        let mut markers: Vec<&str> = vec![format.turn_end.as_str(), format.tool_turn_end.as_str()];
+        if let Some(t) = &format.tools {
+            markers.extend([
+                t.section_start.as_str(),
+                t.section_end.as_str(),
+                t.per_call_start.as_str(),
+                t.per_call_end.as_str(),
+                t.function.close.as_str(),
+                t.arguments.start.as_str(),
+                t.arguments.end.as_str(),
+                t.arguments.name_prefix.as_str(),
+                t.arguments.name_suffix.as_str(),
+                t.arguments.value_prefix.as_str(),
+                t.arguments.value_suffix.as_str(),
+                t.arguments.separator.as_str(),
+            ]);
+        }
+        markers.extend(self.triggers.iter().map(String::as_str));
+        markers.extend(self.call_starts.iter().map(String::as_str));
+        let mut best = at;
+        // A turn end read ahead (whitespace after it), which is no part of a call: the
+        // lookahead for a turn end that ends the output read it, and more text came.
+        let head = text.get(floor..at).unwrap_or_default().trim_end();
+        for end in [&format.turn_end, &format.tool_turn_end].map(|e| e.trim()) {
+            if !end.is_empty() && head.ends_with(end) {
+                best = best.min(floor + head.len() - end.len());
+            }
+        }
+        for marker in markers.into_iter().map(str::trim) {
+            for (k, _) in marker.char_indices().skip(1) {
+                let Some(from) = at.checked_sub(k).filter(|&from| from >= floor) else {
+                    break;
+                };
+                if text.get(from..at) == Some(&marker[..k]) {
+                    best = best.min(from);
+                }
+            }
+        }
+        best
     }
 }
 
