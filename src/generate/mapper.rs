@@ -1112,8 +1112,19 @@ impl<'t> Mapper<'t> {
             }
             Kind::Id => self.builder.set_id(&decode_name(raw)),
             Kind::Args if self.args_is_string => {
+                // Arguments as a JSON-encoded string: the arguments are the JSON text it
+                // holds. One that holds no JSON (`"hello"`) is its own value, kept as the
+                // JSON string (valid JSON arguments, nothing decoded away); an empty one
+                // holds no arguments.
                 let inner = serde_json::from_str::<String>(raw).unwrap_or_default();
-                self.builder.push_arguments(&inner);
+                let arguments = if inner.trim().is_empty() {
+                    "{}"
+                } else if serde_json::from_str::<serde::de::IgnoredAny>(&inner).is_ok() {
+                    inner.as_str()
+                } else {
+                    raw.trim()
+                };
+                self.builder.push_arguments(arguments);
             }
             // The grammar tags arguments only around a JSON value (`tag(tool_args, json())`):
             // a completed node is one complete value the scanner validated, pushed verbatim.
