@@ -1410,11 +1410,22 @@ impl Gen<'_> {
         } else {
             self.until_marker(&id.suffix)
         };
-        b.seq([
+        let written = b.seq([
             self.lit(&id.prefix),
             b.tag(tags::TOOL_ID, text),
             self.lit(&id.suffix),
-        ])
+        ]);
+        if position == CallIdPosition::BetweenFuncAndArgs
+            && !stop_text(&id.prefix).is_empty()
+            && !stop_text(&id.suffix).is_empty()
+        {
+            // The model may leave the id out between the name and the arguments, going on
+            // with the marker that ends it (`name[ARGS]{…}` for `name[ID]x[ARGS]{…}`): a call
+            // without an id (read, never written).
+            b.choice([written, b.tag(tags::LENIENT, self.lit(&id.suffix))])
+        } else {
+            written
+        }
     }
 
     fn tag_call(&self, t: &ToolAnalysis) -> Parser {
@@ -1435,13 +1446,16 @@ impl Gen<'_> {
                 _ if !t.arguments.start.trim().is_empty() => t.arguments.start.as_str(),
                 _ => t.arguments.name_prefix.as_str(),
             };
-            let id_prefix = if t.call_id.position == CallIdPosition::BetweenFuncAndArgs {
-                t.call_id.prefix.as_str()
+            let (id_prefix, id_suffix) = if t.call_id.position == CallIdPosition::BetweenFuncAndArgs
+            {
+                (t.call_id.prefix.as_str(), t.call_id.suffix.as_str())
             } else {
-                ""
+                ("", "")
             };
             let stops: Vec<&str> = [
                 id_prefix,
+                // The id may be left out (see `call_id`): its closer then ends the name.
+                id_suffix,
                 args_start,
                 f.close.as_str(),
                 t.per_call_end.as_str(),
@@ -1535,23 +1549,26 @@ impl Gen<'_> {
                 args,
                 self.call_id(t, CallIdPosition::PostArgs),
                 self.lit_before(&f.close),
-                self.call_end(&t.per_call_end, &t.per_call_start),
+                // Several calls in one opener's block (`<call><fn=a>…</fn><fn=b>…</fn></call>`):
+                // the next call's name prefix ends this one.
+                self.call_end(&t.per_call_end, &[&t.per_call_start, &f.name_prefix]),
             ]),
         )
     }
 
     /// A call's own end marker. A model may leave it out at the end of the output, right
-    /// before the next call's opener (`next`) or right before the turn end that ends the
+    /// before what starts the next call (`next`: its opener, or its name prefix where the
+    /// model leaves the opener out too) or right before the turn end that ends the
     /// output (it ends its turn instead) (read, never written by a grammar); elsewhere it is
     /// required, so text after a call that breaks off is not read as the call's end.
-    fn call_end(&self, end: &str, next: &str) -> Parser {
+    fn call_end(&self, end: &str, next: &[&str]) -> Parser {
         let b = self.b;
         if end.trim().is_empty() {
             return b.eps();
         }
         let mut left_out = vec![b.end()];
-        if !next.trim().is_empty() {
-            left_out.push(b.literal(next.trim()));
+        for next in next.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            left_out.push(b.literal(next));
         }
         let turn_ends: Vec<String> = self
             .turn_ends
@@ -2349,7 +2366,7 @@ impl Gen<'_> {
             b.seq([
                 self.lit(&t.per_call_start),
                 object,
-                self.call_end(&t.per_call_end, &t.per_call_start),
+                self.call_end(&t.per_call_end, &[&t.per_call_start]),
             ]),
         );
         if t.per_call_start.trim().is_empty() || layout.array_wrapped {
@@ -2368,7 +2385,7 @@ impl Gen<'_> {
             b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), element()])),
             b.space(),
             b.literal("]"),
-            self.call_end(&t.per_call_end, &t.per_call_start),
+            self.call_end(&t.per_call_end, &[&t.per_call_start]),
         ]);
         b.choice([single, b.tag(tags::LENIENT, list)])
     }
