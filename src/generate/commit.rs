@@ -97,8 +97,10 @@ enum Scan {
     NotCall,
     /// The call was announced and is still open at the end of the text.
     Open,
-    /// The call was announced and stops being viable after this offset (session text).
-    Broke(usize),
+    /// The call was announced and stops being viable after the first offset (session text);
+    /// the second is where the text that broke it starts (the same offset, or before a
+    /// marker's unfinished start, see [`ChatParser::before_marker_piece`]).
+    Broke(usize, usize),
 }
 
 /// A parse with a committed call (see the module docs).
@@ -196,8 +198,11 @@ impl ChatParser {
                     }
                     return Some(self.ended_inside_call(text, self.partial_of(text)));
                 }
-                Scan::Broke(at) => {
-                    let base = self.partial_of(text.get(..at).unwrap_or(text));
+                Scan::Broke(viable, at) => {
+                    // The calls as the stream showed them up to the break; the content from
+                    // where the text that broke the call starts (no argument text lies between
+                    // the two, see `scan_call`).
+                    let base = self.partial_of(text.get(..viable).unwrap_or(text));
                     let tail = text.get(at..).unwrap_or_default();
                     let message = finalize(base, Some(tail), partial);
                     let problem = located(
@@ -321,8 +326,8 @@ impl ChatParser {
         // and turned into content) is not it.
         let mut seen: Option<(String, String, usize)> = None;
         let mut viable = t;
-        // Where the call last showed more (its announcement, or argument text): a break is
-        // never moved back before it.
+        // Where the call's argument text last grew: the text that breaks a call never starts
+        // before it (the arguments keep what they showed, the content repeats none of it).
         let mut grown_at = t;
         for (i, ch) in text[t..].char_indices() {
             let end = t + i + ch.len_utf8();
@@ -334,10 +339,7 @@ impl ChatParser {
                 .filter(|c| announced(message) > before && c.is_announceable());
             if let Some(call) = call {
                 match &mut seen {
-                    None => {
-                        seen = Some((call.id.clone(), call.name.clone(), call.arguments.len()));
-                        grown_at = end;
-                    }
+                    None => seen = Some((call.id.clone(), call.name.clone(), call.arguments.len())),
                     Some((id, name, shown))
                         if *id == call.id
                             && *name == call.name
@@ -349,12 +351,15 @@ impl ChatParser {
                         *shown = call.arguments.len();
                     }
                     Some(_) => {
-                        return Scan::Broke(self.before_marker_piece(text, grown_at, viable))
+                        return Scan::Broke(
+                            viable,
+                            self.before_marker_piece(text, grown_at, viable),
+                        )
                     }
                 }
                 viable = end;
             } else if seen.is_some() {
-                return Scan::Broke(self.before_marker_piece(text, grown_at, viable));
+                return Scan::Broke(viable, self.before_marker_piece(text, grown_at, viable));
             } else if message.content.len() > searched {
                 // Content grew: the trigger is content once it shows there (text held back
                 // before it, such as `<function` before `<function_call>`, may come first).
