@@ -393,9 +393,7 @@ impl ChatParser {
             Scan::NotCall
         }
     }
-}
 
-impl ChatParser {
     /// `at` (where a call broke), moved back over the text after `floor` that only starts one
     /// of the format's markers (`<t` of `<tool_call|>` before `<turn|>`), or over a whole turn
     /// end: a marker the model did not finish there opened nothing, and a turn end with text

@@ -1343,7 +1343,8 @@ impl Gen<'_> {
                 b.choice([filled, empty])
             }
         };
-        let block = if fenced_calls_read(t) && triggers.iter().any(|m| m == CODE_FENCE) {
+        // The fence is a trigger only where `call_openers` found bare JSON calls.
+        let block = if triggers.iter().any(|m| m == CODE_FENCE) {
             let fence = || {
                 b.seq([
                     b.space(),
@@ -2361,13 +2362,10 @@ impl Gen<'_> {
                 None => (inner, inner_head),
             }
         };
+        let call_end = self.call_end(&t.per_call_end, &[&t.per_call_start]);
         let single = self.shown_with_name(
             b.seq([self.lit(&t.per_call_start), head]),
-            b.seq([
-                self.lit(&t.per_call_start),
-                object,
-                self.call_end(&t.per_call_end, &[&t.per_call_start]),
-            ]),
+            b.seq([self.lit(&t.per_call_start), object, call_end]),
         );
         if t.per_call_start.trim().is_empty() || layout.array_wrapped {
             return single;
@@ -2385,7 +2383,7 @@ impl Gen<'_> {
             b.zero_or_more(b.seq([b.space(), b.literal(","), b.space(), element()])),
             b.space(),
             b.literal("]"),
-            self.call_end(&t.per_call_end, &[&t.per_call_start]),
+            call_end,
         ]);
         b.choice([single, b.tag(tags::LENIENT, list)])
     }
