@@ -15,20 +15,17 @@
 //! # Rules
 //! - Names are set when their node completes (partial names are flagged not final), so
 //!   argument text waits in the builder's buffer until the name is known.
-//! - Tagged argument values: string-typed parameters (per the tool's JSON schema) are quoted;
-//!   JSON values that start a container stream as they come, scalars are pushed whole (and
-//!   quoted when they are not valid JSON).
+//! - Tagged argument values: string-typed parameters (per the tool's JSON schema) stream as
+//!   JSON strings; other values are pushed whole when their value ends, as JSON, or as the
+//!   string written when they are not valid JSON (`{not json` stays that text: a container
+//!   streamed as it came could only be cut at its first invalid byte, losing the rest).
 //! - Tagged values are first decoded as the analysis says the template writes them
 //!   ([`ValueFormat`]): a wrapper is taken off and escapes are undone, streaming (a decoder
 //!   holds back what may be the start of a marker or an escape, see
 //!   [`value_text`](crate::message::value_text)). A wrapped value is a string when the
 //!   template wraps strings only. Where the template writes non-strings as Python literals, a
 //!   value that is not JSON but a Python literal of another type than string becomes that
-//!   JSON value (streamed containers go through the incremental converter); string-typed
-//!   parameters keep the text.
-//! - A value streamed as JSON passes on its longest valid JSON prefix only; a malformed one is
-//!   cut at its first invalid byte and, when it ends, completed by appending (see
-//!   [`ValueStream`]), so the arguments stay JSON.
+//!   JSON value; string-typed parameters keep the text.
 //! - Python-dict arguments are normalised to JSON by the builder.
 //! - Reasoning and content lose their outer whitespace: leading whitespace is dropped, and
 //!   trailing whitespace is held back until more text follows (trimming both ways is
@@ -39,8 +36,6 @@ use std::ops::Range;
 
 use crate::analyze::slots::Slot;
 use crate::analyze::{ElementValues, NonStringValues, ToolAnalysis};
-use crate::json::ValueStream;
-use crate::message::python::PythonToJson;
 use crate::message::request::declared_types;
 use crate::message::{
     Appended, ArgumentKind, MessageBuilder, PartialMessage, Prefill, Tool, ValueDecoder, ValueText,
@@ -109,8 +104,6 @@ struct Open {
 enum ValueMode {
     /// Raw text as a JSON string.
     String,
-    /// JSON streamed as it comes (objects, arrays).
-    Stream,
     /// JSON pushed when complete (a string when it is not valid JSON).
     Whole,
     /// A nullable string pushed when complete: `null`, or the raw text as a string.
@@ -371,10 +364,6 @@ pub struct Mapper<'t> {
     values: &'t ValueFormat,
     /// Decodes the open tagged value.
     decoder: ValueDecoder,
-    /// Converts the open streamed value when it is a Python literal.
-    python_value: Option<PythonToJson>,
-    /// The JSON value streamed (JSON flavour): passes on its valid prefix only.
-    json_value: Option<ValueStream>,
     kinds: &'t [(TagId, Kind)],
     /// Calls carry ids: a call is held back from streams until its id is known.
     expects_id: bool,
@@ -443,8 +432,6 @@ impl<'t> Mapper<'t> {
             tools,
             values,
             decoder: ValueDecoder::new(),
-            python_value: None,
-            json_value: None,
             kinds: &kinds.0,
             expects_id,
             literal_quotes,
@@ -776,16 +763,6 @@ impl<'t> Mapper<'t> {
                         self.builder.push_json_string_content(&text);
                         end
                     }
-                    ValueMode::Stream => {
-                        // Trailing whitespace may be the value's end: held back.
-                        let kept = piece.trim_end();
-                        if kept.is_empty() {
-                            return;
-                        }
-                        let text = self.decode(kept);
-                        self.push_streamed_json(&text);
-                        from + kept.len()
-                    }
                     ValueMode::LiteralString(mut state) => {
                         // The opening quote was read when the value started.
                         let piece = if from == open.start {
@@ -915,9 +892,10 @@ impl<'t> Mapper<'t> {
         }
     }
 
-    /// The decoded text of the open value's next raw `piece` (what the decoder settles).
+    /// The decoded text of the open string value's next raw `piece` (what the decoder
+    /// settles).
     fn decode<'p>(&mut self, piece: &'p str) -> Cow<'p, str> {
-        let syntax = self.value_syntax();
+        let syntax = &self.values.text;
         if syntax.is_plain() {
             return Cow::Borrowed(piece);
         }
@@ -926,64 +904,11 @@ impl<'t> Mapper<'t> {
         Cow::Owned(out)
     }
 
-    /// How the open streamed value is written: as a string, or as another value.
-    fn value_syntax(&self) -> &'t ValueText {
-        if self.value_mode == ValueMode::String {
-            &self.values.text
-        } else {
-            &self.values.json_text
-        }
-    }
-
-    /// Pushes decoded JSON text of a streamed value (converted when Python literals are
-    /// possible: JSON passes the converter unchanged).
-    fn push_streamed_json(&mut self, text: &str) {
-        let converted;
-        let json = if self.values.python {
-            let mut out = String::with_capacity(text.len() + 4);
-            self.python_value
-                .get_or_insert_with(PythonToJson::new)
-                .push(text, &mut out);
-            converted = out;
-            converted.as_str()
-        } else {
-            text
-        };
-        self.push_valid_json(json);
-    }
-
-    /// Passes on JSON text of the streamed value up to where it stops being valid JSON (a
-    /// malformed value is cut there and completed when it ends, see [`ValueStream`]).
-    fn push_valid_json(&mut self, json: &str) {
-        let valid = self
-            .json_value
-            .get_or_insert_with(ValueStream::new)
-            .push(json);
-        self.builder.push_arguments(valid);
-    }
-
-    /// Ends the open streamed value (string or JSON): what the decoder and the converter
-    /// held back.
+    /// Ends the open streamed string value: what the decoder held back.
     fn finish_streamed_value(&mut self) {
         let mut out = String::new();
-        self.decoder.finish(self.value_syntax(), &mut out);
-        match self.value_mode {
-            ValueMode::String => self.builder.push_json_string_content(&out),
-            ValueMode::Stream => {
-                if !out.is_empty() {
-                    self.push_streamed_json(&out);
-                }
-                if let Some(mut python) = self.python_value.take() {
-                    let mut rest = String::new();
-                    python.finish(&mut rest);
-                    self.push_valid_json(&rest);
-                }
-                if let Some(json) = self.json_value.take() {
-                    self.builder.push_arguments(&json.finish());
-                }
-            }
-            _ => {}
-        }
+        self.decoder.finish(&self.values.text, &mut out);
+        self.builder.push_json_string_content(&out);
     }
 
     /// Whether the current parameter's schema declares types and none of them is `string`.
@@ -1002,8 +927,6 @@ impl<'t> Mapper<'t> {
             other => other,
         };
         self.decoder = ValueDecoder::new();
-        self.python_value = None;
-        self.json_value = None;
         self.value_may_be_string = typed != Typed::Json;
         match typed {
             Typed::Schema => {}
@@ -1016,11 +939,7 @@ impl<'t> Mapper<'t> {
                 return;
             }
             Typed::Json => {
-                self.value_mode = if first.trim_start().starts_with(['{', '[']) {
-                    ValueMode::Stream
-                } else {
-                    ValueMode::Whole
-                };
+                self.value_mode = ValueMode::Whole;
                 return;
             }
         }
@@ -1078,9 +997,6 @@ impl<'t> Mapper<'t> {
             ArgumentKind::String => {
                 self.builder.open_string_value();
                 ValueMode::String
-            }
-            ArgumentKind::Json if !stringy && first.trim_start().starts_with(['{', '[']) => {
-                ValueMode::Stream
             }
             ArgumentKind::Json => ValueMode::Whole,
         };
@@ -1169,7 +1085,7 @@ impl<'t> Mapper<'t> {
                         let json = self.values.whole(raw, self.value_may_be_string, &types);
                         self.builder.push_argument_value(&json);
                     }
-                    ValueMode::String | ValueMode::Stream => self.finish_streamed_value(),
+                    ValueMode::String => self.finish_streamed_value(),
                     // Streamed and closed as it went (but for a backslash held at its end).
                     ValueMode::LiteralString(state) => {
                         self.builder.push_json_string_content(state.finish());

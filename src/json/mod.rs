@@ -32,7 +32,6 @@ mod heal;
 mod python;
 pub(crate) mod scanner;
 pub mod schema;
-mod stream_value;
 
 #[cfg(test)]
 mod tests;
@@ -40,4 +39,3 @@ mod tests;
 pub use heal::{heal, HealError};
 pub use python::{python_to_json, PythonError};
 pub use scanner::{scan, validate, Flavour, Scan, Scanner, Target, DEFAULT_MAX_DEPTH};
-pub use stream_value::ValueStream;
