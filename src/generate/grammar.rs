@@ -2472,7 +2472,15 @@ fn channel_grammar(
     stops.push(c.reopen.clone());
     stops.retain(|s| !s.is_empty());
     let end = b.optional(b.choice(c.message_ends.iter().map(|m| b.literal(m))));
-    let reopen = b.optional(b.seq([b.space(), spaced_after_markers(&b, &c.reopen)]));
+    let reopened = || spaced_after_markers(&b, &c.reopen);
+    // What starts the next message: the re-opened header, or (where the model leaves the
+    // message end and the re-opening out) its channel or recipient.
+    let next_message = || {
+        let heads = [&c.header_start, &c.recipient].into_iter();
+        let heads = heads.filter(|m| !m.is_empty()).map(|m| b.literal(m));
+        b.choice([reopened()].into_iter().chain(heads))
+    };
+    let reopen = b.optional(b.seq([b.space(), reopened()]));
     // The content type: `<|constrain|>json` as models write it, or a bare `json` as
     // templates render it.
     let constrain = b.optional(b.seq([
@@ -2511,6 +2519,10 @@ fn channel_grammar(
         word(),
     ]);
     let body = || b.until_one_of(&stops);
+    let message_end = || {
+        let ends = c.message_ends.iter().map(|m| b.literal(m));
+        b.choice(ends.chain([b.end()]))
+    };
     let mut alternatives = Vec::new();
     if options.tools {
         alternatives.push(b.tag(
@@ -2522,12 +2534,20 @@ fn channel_grammar(
                 b.atomic(b.seq([with_recipient(tool_recipient), header_end])),
                 b.space(),
                 b.choice([
-                    b.tag(tags::TOOL_ARGS, b.json()),
+                    // JSON arguments: the whole message (its end, or the output's, follows).
+                    b.seq([
+                        b.tag(tags::TOOL_ARGS, b.json()),
+                        // (or the next message's header, where the message end is left out)
+                        b.peek(b.seq([b.space(), b.choice([message_end(), next_message()])])),
+                    ]),
                     // A call with nothing in its message: no arguments (read, never
                     // written).
+                    b.tag(tags::LENIENT, b.peek(message_end())),
+                    // A message that is not JSON (no content type says it must be): its text
+                    // is the arguments, as written (read, never written).
                     b.tag(
                         tags::LENIENT,
-                        b.peek(b.choice(c.message_ends.iter().map(|m| b.literal(m)))),
+                        b.tag(tags::TOOL_ARGS, b.until_one_of(&stops)),
                     ),
                 ]),
                 b.space(),
