@@ -32,7 +32,7 @@ use std::ops::Range;
 use crate::peg::{Ast, Change, Session};
 
 use super::grammar::tags;
-use super::mapper::Mapper;
+use super::mapper::{cut_literal, Mapper};
 use super::parser::{located, ChatParser, ParseProblem};
 
 /// The spans of the content nodes of `ast`, in text order.
@@ -351,14 +351,16 @@ impl ChatParser {
                         *shown = call.arguments.len();
                     }
                     Some(_) => {
+                        let viable = before_cut_literal(text, grown_at, viable);
                         return Scan::Broke(
                             viable,
                             self.before_marker_piece(text, grown_at, viable),
-                        )
+                        );
                     }
                 }
                 viable = end;
             } else if seen.is_some() {
+                let viable = before_cut_literal(text, grown_at, viable);
                 return Scan::Broke(viable, self.before_marker_piece(text, grown_at, viable));
             } else if message.content.len() > searched {
                 // Content grew: the trigger is content once it shows there (text held back
@@ -440,6 +442,18 @@ impl ChatParser {
             }
         }
         best
+    }
+}
+
+/// `viable` (where a call broke) moved back over a cut JSON literal after `floor` (`t` of a
+/// word that turned out not to be `true`): the arguments held it back (see
+/// [`cut_literal`]), so it is the first byte of the text that broke the call.
+fn before_cut_literal(text: &str, floor: usize, viable: usize) -> usize {
+    let cut = cut_literal(text.get(..viable).unwrap_or_default()).len();
+    if cut > 0 && viable - cut >= floor {
+        viable - cut
+    } else {
+        viable
     }
 }
 

@@ -748,10 +748,15 @@ impl<'t> Mapper<'t> {
                 }
                 if self.python {
                     self.builder.push_python_arguments(piece);
+                    end
                 } else {
-                    self.builder.push_arguments(piece);
+                    // A cut literal (`t` of `true`, or of a word that is no JSON) waits until
+                    // it is whole: a stream never shows a value the model did not write.
+                    let args = text.get(open.start..end).unwrap_or(piece);
+                    let kept = piece.len() - cut_literal(args).len().min(piece.len());
+                    self.builder.push_arguments(&piece[..kept]);
+                    from + kept
                 }
-                end
             }
             Kind::ArgValue(typed) => {
                 if from == open.start {
@@ -1142,4 +1147,30 @@ fn decode_name(raw: &str) -> String {
 /// A name cut short: without its opening quote.
 fn partial_name(raw: &str) -> String {
     raw.trim().trim_start_matches(['"', '\'']).to_owned()
+}
+
+/// The end of `text` that is a cut JSON literal: a strict prefix of `true`, `false` or `null`
+/// where a value starts (after `:`, `[`, `,` or whitespace); empty otherwise.
+pub(crate) fn cut_literal(text: &str) -> &str {
+    let word_start = text.len() - text.len().min(5);
+    let word_start = text
+        .char_indices()
+        .rev()
+        .take_while(|&(i, c)| i >= word_start && c.is_ascii_lowercase())
+        .last()
+        .map_or(text.len(), |(i, _)| i);
+    let word = &text[word_start..];
+    let at_value = text[..word_start]
+        .chars()
+        .next_back()
+        .is_some_and(|c| matches!(c, ':' | '[' | ',') || c.is_whitespace());
+    let cut = !word.is_empty()
+        && ["true", "false", "null"]
+            .iter()
+            .any(|k| k.len() > word.len() && k.starts_with(word));
+    if cut && at_value {
+        word
+    } else {
+        ""
+    }
 }
