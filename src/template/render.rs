@@ -117,6 +117,19 @@ impl RenderInput {
         parts
     }
 
+    /// This input with every tool definition in the OpenAI shape
+    /// (`{"type": "function", "function": {...}}`) given flat: the function object itself
+    /// (`{"name", "description", "parameters"}`).
+    fn with_flat_tools(&self) -> RenderInput {
+        let mut flat = self.clone();
+        for tool in flat.tools.iter_mut().flatten() {
+            if let Some(function) = tool.get("function").filter(|f| f.is_object()) {
+                *tool = function.clone();
+            }
+        }
+        flat
+    }
+
     /// Inputs that mean the same as this one to a template that raises on it, in the order to
     /// try them: assistant messages without reasoning given empty reasoning (templates that
     /// demand the field), and `enable_thinking` false turned true (templates that cannot
@@ -249,6 +262,8 @@ pub struct ChatTemplate {
     free_variables: OnceLock<Vec<String>>,
     /// See [`ChatTemplate::wants_text_parts`].
     text_parts: OnceLock<bool>,
+    /// See [`ChatTemplate::wants_flat_tools`].
+    flat_tools: OnceLock<bool>,
     /// See [`ChatTemplate::with_variables`].
     variables: Map<String, serde_json::Value>,
 }
@@ -298,6 +313,7 @@ impl ChatTemplate {
             env,
             free_variables: OnceLock::new(),
             text_parts: OnceLock::new(),
+            flat_tools: OnceLock::new(),
             variables: Map::new(),
         })
     }
@@ -312,6 +328,7 @@ impl ChatTemplate {
     pub fn with_variables(mut self, variables: Map<String, serde_json::Value>) -> ChatTemplate {
         self.variables = variables;
         self.text_parts = OnceLock::new();
+        self.flat_tools = OnceLock::new();
         self
     }
 
@@ -362,11 +379,57 @@ impl ChatTemplate {
     /// Renders the template with `input`. A template that reads message content only as a
     /// list of parts ([`wants_text_parts`](Self::wants_text_parts)) gets string content as one
     /// text part, as inference servers pass it.
+    ///
+    /// A template that reads tool definitions only flat
+    /// ([`wants_flat_tools`](Self::wants_flat_tools)) gets them so.
     pub fn render(&self, input: &RenderInput) -> Result<String, TemplateError> {
+        let flat;
+        let input =
+            if input.tools.as_ref().is_some_and(|t| !t.is_empty()) && self.wants_flat_tools() {
+                flat = input.with_flat_tools();
+                &flat
+            } else {
+                input
+            };
         if self.wants_text_parts() {
             return self.render_as_given(&input.with_text_parts());
         }
         self.render_as_given(input)
+    }
+
+    /// Whether the template reads tool definitions only flat (`tool.name`,
+    /// `tool.description`, `tool.parameters`), as written for callers that pass the function
+    /// schemas themselves: with a tool in the OpenAI shape it raises or shows no tool name,
+    /// while the same tool flat renders and shows it (checked once, with one user message).
+    pub fn wants_flat_tools(&self) -> bool {
+        *self.flat_tools.get_or_init(|| {
+            const NAME: &str = "flat_tools_probe_q7";
+            let tool = serde_json::json!({
+                "type": "function",
+                "function": {
+                    "name": NAME,
+                    "description": "Probe tool.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"x": {"type": "string", "description": "A value."}},
+                        "required": ["x"]
+                    }
+                }
+            });
+            let input =
+                RenderInput::new(vec![serde_json::json!({"role": "user", "content": "Hi"})])
+                    .with_tools(Some(vec![tool]));
+            let shows = |input: &RenderInput| {
+                let input = if self.wants_text_parts() {
+                    input.with_text_parts()
+                } else {
+                    input.clone()
+                };
+                self.render_as_given(&input)
+                    .is_ok_and(|text| text.contains(NAME))
+            };
+            !shows(&input) && shows(&input.with_flat_tools())
+        })
     }
 
     /// Whether the template reads message content only as a list of parts
@@ -664,5 +727,52 @@ mod equivalent_tests {
         assert_eq!(with.render(&input).unwrap(), "b-True-1");
         let without = RenderInput::new(vec![json!({"role": "user", "content": "Q"})]);
         assert_eq!(with.render(&without).unwrap(), "b-False-1");
+    }
+}
+
+#[cfg(test)]
+mod flat_tools_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool() -> serde_json::Value {
+        json!({"type": "function", "function": {"name": "lookup", "description": "Look up.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}})
+    }
+
+    fn render(source: &str) -> (bool, String) {
+        let t = ChatTemplate::new("t", source).unwrap();
+        let input = RenderInput::new(vec![json!({"role": "user", "content": "Q"})])
+            .with_tools(Some(vec![tool()]));
+        (t.wants_flat_tools(), t.render(&input).unwrap())
+    }
+
+    #[test]
+    fn a_template_that_raises_on_the_openai_shape_gets_tools_flat() {
+        let (flat, text) =
+            render("{% for t in tools %}{{ '// ' + t.description }} {{ t.name }}{% endfor %}");
+        assert!(flat);
+        assert_eq!(text, "// Look up. lookup");
+    }
+
+    #[test]
+    fn a_template_that_shows_no_name_with_the_openai_shape_gets_tools_flat() {
+        let (flat, text) = render("{% for t in tools %}<tool name=\"{{ t.name }}\">{% endfor %}");
+        assert!(flat);
+        assert_eq!(text, "<tool name=\"lookup\">");
+    }
+
+    #[test]
+    fn openai_shaped_and_shape_agnostic_templates_keep_the_openai_shape() {
+        let (flat, text) =
+            render("{% for t in tools %}{{ t.function.name }}:{{ t.type }}{% endfor %}");
+        assert!(!flat);
+        assert_eq!(text, "lookup:function");
+        let (flat, text) =
+            render("{% for t in tools %}{% set f = t.function or t %}{{ f.name }}{% endfor %}");
+        assert!(!flat);
+        assert_eq!(text, "lookup");
+        let (flat, _) = render("{{ tools | tojson }}");
+        assert!(!flat);
     }
 }
