@@ -1230,6 +1230,20 @@ impl Gen<'_> {
             ToolFormat::JsonNative => self.json_call(t),
             ToolFormat::TagWithJson | ToolFormat::TagWithTagged => self.tag_call(t),
         };
+        // Inside a section whose template writes Python call expressions, a call written as a
+        // JSON object (`{"name": …, "arguments": {…}}`): models trained on both forms switch
+        // (read, never written).
+        let call = if in_section && t.python_keyword_calls() {
+            let named = b.json_member("name", b.tag(tags::TOOL_NAME, b.json_string()));
+            let members = argument_fields("arguments")
+                .map(|f| b.json_member(f, b.tag(tags::TOOL_ARGS, b.json())))
+                .collect();
+            let (object, head) = self.object(named, named, &["name"], members);
+            let json = self.shown_with_name(head, object);
+            b.choice([call, b.tag(tags::LENIENT, json)])
+        } else {
+            call
+        };
         // A reasoning or content message's opener that the call's own opener starts is not
         // a call (`send=mind::7` is reasoning, not a call to `mind`).
         let (triggers, bare_starts) = call_openers(t, lead_separator);
