@@ -1556,19 +1556,36 @@ impl Gen<'_> {
             let bare = b.seq([self.call_id(t, CallIdPosition::PreFuncName), strict]);
             b.choice([opened, b.tag(tags::LENIENT, bare)])
         };
-        self.shown_with_name(
-            lead(),
+        let rest = || {
             b.seq([
-                lead(),
-                between,
-                args,
                 self.call_id(t, CallIdPosition::PostArgs),
                 self.lit_before(&f.close),
                 // Several calls in one opener's block (`<call><fn=a>…</fn><fn=b>…</fn></call>`):
                 // the next call's name prefix ends this one.
                 self.call_end(&t.per_call_end, &[&t.per_call_start, &f.name_prefix]),
-            ]),
-        )
+            ])
+        };
+        let call = self.shown_with_name(lead(), b.seq([lead(), between, args, rest()]));
+        if !counter
+            || stop_text(&t.per_call_start).is_empty()
+            || t.format != ToolFormat::TagWithJson
+        {
+            return call;
+        }
+        // A reference that names no tool (`call_3`, `0`: the model wrote another id there,
+        // such as a client's it saw in the conversation): the call, its id that reference;
+        // the mapper names it by the tool its arguments fit (read, never written).
+        let head = b.seq([
+            self.lit(&t.per_call_start),
+            b.tag(tags::TOOL_ID, b.chars("[A-Za-z0-9_.:\\-]", 1, None)),
+            self.lit(&id.suffix),
+            b.peek(self.lit(&t.arguments.start)),
+        ]);
+        let nameless = b.seq([
+            b.atomic(b.peek(head)),
+            b.tag(tags::TOOL, b.seq([head, args, rest()])),
+        ]);
+        b.choice([call, b.tag(tags::LENIENT, nameless)])
     }
 
     /// A call's own end marker. A model may leave it out at the end of the output, right

@@ -4,6 +4,8 @@
 //!
 //! [`ToolAnalysis::name_in_id`]: crate::analyze::ToolAnalysis::name_in_id
 
+use crate::message::Tool;
+
 /// Whether `c` continues a function name's word (`get_weather`, `get-current`).
 fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-'
@@ -33,9 +35,72 @@ pub fn name_in_id<'a>(id: &'a str, declared: impl IntoIterator<Item = &'a str>) 
     id
 }
 
+/// The declared tool a call whose reference names no tool (the model wrote another id there:
+/// `call_3`, `0`) is a call to: the one tool whose parameters the `arguments` (a JSON object)
+/// fit, each required parameter present and every key declared. `None` when the arguments are
+/// no object, or no tool or more than one fits.
+pub fn tool_fitting<'a>(arguments: &str, tools: &'a [Tool]) -> Option<&'a str> {
+    let serde_json::Value::Object(args) = serde_json::from_str(arguments).ok()? else {
+        return None;
+    };
+    let fits = |tool: &Tool| {
+        let declared: Vec<&str> = tool.parameter_names().collect();
+        let required = tool
+            .parameters()
+            .get("required")
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        required
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .all(|r| args.contains_key(r))
+            && args.keys().all(|k| declared.contains(&k.as_str()))
+    };
+    let mut fitting = tools.iter().filter(|t| fits(t));
+    match (fitting.next(), fitting.next()) {
+        (Some(tool), None) => Some(tool.name()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::name_in_id;
+    use super::{name_in_id, tool_fitting};
+    use crate::message::Tool;
+
+    fn tools() -> Vec<Tool> {
+        serde_json::from_value(serde_json::json!([
+            {"type": "function", "function": {"name": "weather", "parameters": {"type": "object",
+                "properties": {"city": {}, "unit": {}}, "required": ["city"]}}},
+            {"type": "function", "function": {"name": "search", "parameters": {"type": "object",
+                "properties": {"query": {}, "limit": {}}, "required": ["query"]}}},
+            {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object",
+                "properties": {"query": {}}}}},
+            {"type": "function", "function": {"name": "ping", "parameters": {}}}
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_tool_is_the_one_whose_parameters_the_arguments_fit() {
+        let tools = tools();
+        assert_eq!(
+            tool_fitting(r#"{"city": "Paris"}"#, &tools),
+            Some("weather")
+        );
+        assert_eq!(
+            tool_fitting(r#"{"query": "x", "limit": 2}"#, &tools),
+            Some("search")
+        );
+        // `search` and `lookup` both take just a query: no one tool fits.
+        assert_eq!(tool_fitting(r#"{"query": "x"}"#, &tools), None);
+        // `ping` and `lookup` both require nothing: both fit no arguments.
+        assert_eq!(tool_fitting("{}", &tools), None);
+        assert_eq!(tool_fitting(r#"{"note": 1}"#, &tools), None);
+        assert_eq!(tool_fitting("[1]", &tools), None);
+        assert_eq!(tool_fitting("{not json", &tools), None);
+    }
 
     #[test]
     fn the_declared_name_is_read_from_the_id() {

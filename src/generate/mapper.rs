@@ -1103,6 +1103,15 @@ impl<'t> Mapper<'t> {
                 if !self.call_has_args {
                     self.builder.push_arguments("{}");
                 }
+                if !self.builder.has_final_name() {
+                    // A call whose reference names no tool: the tool its arguments fit, else
+                    // the reference as written.
+                    let fitting =
+                        super::id_name::tool_fitting(self.builder.buffered_arguments(), self.tools);
+                    let name = fitting.map_or_else(|| self.builder.current_id(), str::to_owned);
+                    self.builder.set_name(&name);
+                    self.tool_name = name;
+                }
                 self.builder.end_tool_call();
             }
             _ => {}

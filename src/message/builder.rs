@@ -126,6 +126,27 @@ impl MessageBuilder {
         state.buffer.clear();
     }
 
+    /// The current call's argument text held back until its name is final.
+    pub fn buffered_arguments(&self) -> &str {
+        self.calls.last().map_or("", |c| c.buffer.as_str())
+    }
+
+    /// The current call's id (empty when it has none).
+    pub fn current_id(&self) -> String {
+        self.message
+            .tool_calls
+            .last()
+            .map_or_else(String::new, |c| c.id.clone())
+    }
+
+    /// Whether the current call has a final name.
+    pub fn has_final_name(&self) -> bool {
+        self.message
+            .tool_calls
+            .last()
+            .is_some_and(|c| c.name_final && !c.name.is_empty())
+    }
+
     /// Sets a name that may still grow (a partial parse cut inside it): not final, so streams
     /// do not show it yet, and arguments stay buffered.
     pub fn set_partial_name(&mut self, name: &str) {
