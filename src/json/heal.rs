@@ -1,7 +1,7 @@
 //! Closing a partial JSON (or Python-dict) text into a valid JSON document.
 
 use super::python::python_to_json;
-use super::scanner::{is_ws, Container, Flavour, Scan, Scanner, State, StrKind, Target};
+use super::scanner::{is_ws, Flavour, Scan, Scanner, State, StrKind, Target};
 
 /// Why a text could not be healed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -84,10 +84,7 @@ fn close(text: &str, start: usize, s: &Scanner) -> Result<String, HealError> {
     out.push_str(text.get(start.min(cut)..cut).unwrap_or(""));
     out.push_str(&suffix);
     for c in s.stack.iter().rev() {
-        out.push(match c {
-            Container::Object => '}',
-            Container::Array => ']',
-        });
+        out.push(char::from(c.closer()));
     }
     Ok(out)
 }

@@ -15,8 +15,8 @@ pub struct PythonError {
 
 /// Rewrites a complete Python literal into JSON: `'...'` strings become `"..."` (with `"`
 /// escaped, `\'` unescaped and `\xHH` turned into `\u00HH`), `True`/`False`/`None` become
-/// `true`/`false`/`null`. Everything else is copied byte for byte. JSON input passes through
-/// unchanged.
+/// `true`/`false`/`null`, tuples become arrays and a comma before a closer goes. Everything
+/// else is copied byte for byte. JSON input passes through unchanged.
 ///
 /// ```
 /// use chatparse::json::python_to_json;
@@ -79,8 +79,21 @@ pub fn python_to_json(text: &str) -> Result<String, PythonError> {
                     chars.next();
                 }
             }
+            '(' => out.push('['),
+            ')' | ']' | '}' => {
+                // A comma before the closer (`(1,)`, `[1, 2,]`) has no place in JSON.
+                let kept = out.trim_end_matches(is_json_ws).len();
+                if out[..kept].ends_with(',') {
+                    out.truncate(kept - 1);
+                }
+                out.push(if c == ')' { ']' } else { c });
+            }
             _ => out.push(c),
         }
     }
     Ok(out)
+}
+
+fn is_json_ws(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
 }

@@ -75,6 +75,19 @@ pub const DEFAULT_MAX_DEPTH: usize = 128;
 pub(crate) enum Container {
     Object,
     Array,
+    /// A Python tuple `(...)` (Python flavour): an array in JSON.
+    Tuple,
+}
+
+impl Container {
+    /// The byte that closes the container.
+    pub(crate) fn closer(self) -> u8 {
+        match self {
+            Container::Object => b'}',
+            Container::Array => b']',
+            Container::Tuple => b')',
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,9 +263,15 @@ impl Scanner {
         self.cuts.push(self.pos);
         self.state = match c {
             Container::Object => State::ObjFirst,
-            Container::Array => State::ArrFirst,
+            Container::Array | Container::Tuple => State::ArrFirst,
         };
         None
+    }
+
+    /// Whether `b` closes the open list or tuple right after a comma (Python flavour).
+    fn trailing_comma_close(&self, b: u8) -> bool {
+        self.flavour == Flavour::Python
+            && matches!(self.stack.last(), Some(c @ (Container::Array | Container::Tuple)) if c.closer() == b)
     }
 
     fn close(&mut self) -> Option<Scan> {
@@ -270,6 +289,9 @@ impl Scanner {
         match b {
             b'{' if ok(Target::Object) => self.open(Container::Object),
             b'[' if ok(Target::Array) => self.open(Container::Array),
+            b'(' if ok(Target::Array) && self.flavour == Flavour::Python => {
+                self.open(Container::Tuple)
+            }
             b'"' | b'\'' if ok(Target::String) && self.is_quote(b) => {
                 self.quote = b;
                 self.pos += 1;
@@ -326,6 +348,9 @@ impl Scanner {
                     if is_ws(b) && !self.stack.is_empty() {
                         self.pos += 1;
                         None
+                    } else if self.trailing_comma_close(b) {
+                        // `(1,)`, `[1, 2,]`: Python allows a comma before the closer.
+                        self.close()
                     } else {
                         self.start_value(b)
                     }
@@ -335,7 +360,7 @@ impl Scanner {
                         self.pos += 1;
                         None
                     }
-                    b']' => self.close(),
+                    _ if self.stack.last().is_some_and(|c| c.closer() == b) => self.close(),
                     _ => self.start_value(b),
                 },
                 State::ObjFirst | State::ObjKey => match b {
@@ -343,7 +368,10 @@ impl Scanner {
                         self.pos += 1;
                         None
                     }
-                    b'}' if self.state == State::ObjFirst => self.close(),
+                    // (Python allows a comma before the closer: `{'a': 1,}`.)
+                    b'}' if self.state == State::ObjFirst || self.flavour == Flavour::Python => {
+                        self.close()
+                    }
                     _ if self.is_quote(b) => {
                         self.quote = b;
                         self.pos += 1;
@@ -376,13 +404,11 @@ impl Scanner {
                         self.pos += 1;
                         self.state = match c {
                             Container::Object => State::ObjKey,
-                            Container::Array => State::Value,
+                            Container::Array | Container::Tuple => State::Value,
                         };
                         None
                     }
-                    (b'}', Some(Container::Object)) | (b']', Some(Container::Array)) => {
-                        self.close()
-                    }
+                    (_, Some(c)) if c.closer() == b => self.close(),
                     _ => Some(self.fail(self.expected())),
                 },
                 State::Str(kind) => self.string(buf, kind),
@@ -605,6 +631,7 @@ impl Scanner {
             State::Colon => "`:`",
             State::AfterValue => match self.stack.last() {
                 Some(Container::Object) => "`,` or `}`",
+                Some(Container::Tuple) => "`,` or `)`",
                 _ => "`,` or `]`",
             },
             State::Str(_) => "closing quote",

@@ -174,6 +174,14 @@ fn python_flavour() {
         r#"[1, "a\u0041"]"#
     );
     assert!(python_to_json("{'a'").is_err());
+    // Tuples are arrays; Python allows a comma before a closer.
+    assert_eq!(
+        python_to_json("{'a': (1, 'x'), 'b': (2,), 'c': [3,], 'd': {'e': 4,}}").unwrap(),
+        r#"{"a": [1, "x"], "b": [2], "c": [3], "d": {"e": 4}}"#
+    );
+    assert!(python_to_json("(1, 2]").is_err());
+    assert!(python_to_json("[1, 2)").is_err());
+    assert!(python_to_json("(,)").is_err());
 }
 
 #[test]

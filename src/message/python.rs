@@ -4,11 +4,13 @@
 //! [`PythonToJson`] converts them chunk by chunk:
 //! - single-quoted strings become double-quoted (`"` inside is escaped, `\'` unescaped);
 //! - the bare words `True`, `False`, `None` become `true`, `false`, `null`;
+//! - tuples become arrays, and a comma before a closer (`(1,)`) goes;
 //! - double-quoted strings and everything else pass through unchanged.
 //!
 //! Output is **monotone**: text is written only once it can no longer change (a bare word is held
 //! back until the character after it, a backslash in a single-quoted string until the escaped
-//! character), so the output for a prefix is a prefix of the output for the whole text.
+//! character, a comma until what follows it), so the output for a prefix is a prefix of the
+//! output for the whole text.
 //! [`PythonToJson::finish`] flushes what was held back. Other Python escapes (`\x41`) pass
 //! through unchanged and may not be valid JSON.
 
@@ -18,6 +20,9 @@ pub struct PythonToJson {
     state: State,
     /// A bare word being read (held back).
     word: String,
+    /// A comma and the whitespace after it, held back until what follows shows whether it is
+    /// one before a closer (dropped: `(1,)`, `[1, 2,]`).
+    comma: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,6 +53,8 @@ impl PythonToJson {
     /// Flushes what was held back (a final bare word, a dangling backslash).
     pub fn finish(&mut self, out: &mut String) {
         self.flush_word(out);
+        out.push_str(&self.comma);
+        self.comma.clear();
         if let State::Single { backslash: true } = self.state {
             out.push('\\');
             self.state = State::Single { backslash: false };
@@ -57,6 +64,17 @@ impl PythonToJson {
     fn push_char(&mut self, c: char, out: &mut String) {
         match self.state {
             State::Outside => {
+                // (A held comma comes right after a flushed word: the word is empty.)
+                if !self.comma.is_empty() {
+                    if matches!(c, ' ' | '\t' | '\n' | '\r') {
+                        self.comma.push(c);
+                        return;
+                    }
+                    if !matches!(c, ')' | ']' | '}') {
+                        out.push_str(&self.comma);
+                    }
+                    self.comma.clear();
+                }
                 if c.is_ascii_alphanumeric() || c == '_' {
                     if !self.word.is_empty() || c.is_ascii_alphabetic() || c == '_' {
                         self.word.push(c);
@@ -66,6 +84,9 @@ impl PythonToJson {
                     self.flush_word(out);
                 }
                 match c {
+                    ',' => self.comma.push(','),
+                    '(' => out.push('['),
+                    ')' => out.push(']'),
                     '\'' => {
                         out.push('"');
                         self.state = State::Single { backslash: false };

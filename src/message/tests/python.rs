@@ -26,6 +26,27 @@ fn leaves_other_words_and_json_alone() {
 }
 
 #[test]
+fn tuples_become_arrays_and_trailing_commas_go() {
+    let text = "{'at': (1.5, 2), 'one': (1,), 'list': [1, 2, ], 'nested': ((1, 2), ('a',))}";
+    let converted = python_to_json(text);
+    let value: Value = serde_json::from_str(&converted).unwrap();
+    assert_eq!(
+        value,
+        json!({"at": [1.5, 2], "one": [1], "list": [1, 2], "nested": [[1, 2], ["a"]]})
+    );
+    // Chunk by chunk, the same (a comma waits for what follows it).
+    let mut converter = PythonToJson::new();
+    let mut out = String::new();
+    for c in text.chars() {
+        converter.push(&c.to_string(), &mut out);
+    }
+    converter.finish(&mut out);
+    assert_eq!(out, converted);
+    // Parentheses inside strings are text.
+    assert_eq!(python_to_json("'(a,)'"), r#""(a,)""#);
+}
+
+#[test]
 fn holds_back_what_may_change() {
     let mut converter = PythonToJson::new();
     let mut out = String::new();
