@@ -153,6 +153,13 @@ impl ChatParser {
         partial: bool,
         cursor: &mut CommitCursor<'p>,
     ) -> Option<Committed> {
+        // A call a stream showed and that broke (or is open) at a trigger in the content comes
+        // first: what follows its break is content, whatever the full parse made of it.
+        if self.has_trigger(message.content.as_bytes()) {
+            if let Some(committed) = self.commit_at_triggers(text, content, partial, cursor) {
+                return Some(committed);
+            }
+        }
         // A finished output that ends in content after its calls (or that is all content,
         // where a call may open the output with no marker): the next call of a list or
         // section may have started there with no trigger of its own, and the output ended
@@ -160,13 +167,21 @@ impl ChatParser {
         // the full parse drops a call it announced or arguments it showed.
         if !partial && self.may_end_in_call(text, content.last().cloned(), message.tool_calls.len())
         {
-            if let Some(committed) = self.keep_what_was_shown(text, message) {
-                return Some(committed);
-            }
+            return self.keep_what_was_shown(text, message);
         }
-        if !self.has_trigger(message.content.as_bytes()) {
-            return None;
-        }
+        None
+    }
+
+    /// The commit rule at the call triggers found in the content nodes `content` of the parse
+    /// of `text` (see [`commit`](Self::commit)): the first trigger whose call a stream showed
+    /// and that broke, or that is still open at the end.
+    fn commit_at_triggers<'p>(
+        &'p self,
+        text: &str,
+        content: &[Range<usize>],
+        partial: bool,
+        cursor: &mut CommitCursor<'p>,
+    ) -> Option<Committed> {
         let start = cursor.from.max(self.prefill_text.len());
         let mut candidates: Vec<usize> = Vec::new();
         let first = content.partition_point(|span| span.end <= start);
