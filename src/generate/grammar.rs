@@ -741,6 +741,10 @@ fn loose_gaps(text: &str) -> Vec<(usize, usize)> {
 /// bare key of a literal object).
 const ARGUMENT_NAME_CHARS: &str = "[A-Za-z0-9_.$-]";
 
+/// The characters of a word a slot or an id holds where no fixed text ends it (a name, a
+/// type, a call id: `functions.get-weather:0`).
+const WORD_CHARS: &str = "[A-Za-z0-9_.:\\-]";
+
 /// The two names JSON tool calls give their arguments object (OpenAI's `arguments`, the JSON
 /// schema's `parameters`, which Llama-style calls use): models trained on one write the other
 /// too, so either is read where the template writes one of them.
@@ -882,7 +886,7 @@ impl Gen<'_> {
                 tags::ARG_KEY_ECHO,
                 match pieces.get(i + 1) {
                     Some(Piece::Text(next)) if !next.trim().is_empty() => b.until(slot_end(next)),
-                    _ => b.chars("[A-Za-z0-9_.:\\-]", 1, None),
+                    _ => b.chars(WORD_CHARS, 1, None),
                 },
             ),
             // A type is a word, or what a template writes for a declared schema
@@ -892,12 +896,12 @@ impl Gen<'_> {
                 // A type last: words joined by `|`, each with an optional `[…]` (its items).
                 _ if *piece == Piece::Slot(Slot::Type) => {
                     let word = b.seq([
-                        b.chars("[A-Za-z0-9_.:\\-]", 1, None),
+                        b.chars(WORD_CHARS, 1, None),
                         b.optional(b.seq([b.literal("["), b.until("]"), b.literal("]")])),
                     ]);
                     b.seq([word, b.zero_or_more(b.seq([b.literal("|"), word]))])
                 }
-                _ => b.chars("[A-Za-z0-9_.:\\-]", 1, None),
+                _ => b.chars(WORD_CHARS, 1, None),
             },
         });
         b.seq(parts.collect::<Vec<_>>())
@@ -1418,7 +1422,7 @@ impl Gen<'_> {
             ]));
             if stops.is_empty() {
                 // Nothing closes it: an id is one word.
-                b.chars("[A-Za-z0-9_.:\\-]", 1, None)
+                b.chars(WORD_CHARS, 1, None)
             } else {
                 b.until_one_of(stops)
             }
@@ -1577,7 +1581,7 @@ impl Gen<'_> {
         // the mapper names it by the tool its arguments fit (read, never written).
         let head = b.seq([
             self.lit(&t.per_call_start),
-            b.tag(tags::TOOL_ID, b.chars("[A-Za-z0-9_.:\\-]", 1, None)),
+            b.tag(tags::TOOL_ID, b.chars(WORD_CHARS, 1, None)),
             self.lit(&id.suffix),
             b.peek(self.lit(&t.arguments.start)),
         ]);
@@ -1899,7 +1903,7 @@ impl Gen<'_> {
         let closer = match slots::pieces(e.close.trim()).as_slice() {
             [Piece::Text(_), Piece::Slot(Slot::Key), Piece::Text(end)] => b.seq([
                 b.literal(close_start),
-                b.chars("[A-Za-z0-9_.:\\-]", 1, None),
+                b.chars(WORD_CHARS, 1, None),
                 b.literal(end),
             ]),
             _ => b.literal(close_start),

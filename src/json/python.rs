@@ -1,7 +1,7 @@
 //! Normalising Python-dict text (`repr()` of dicts, lists, strings, numbers, booleans and
 //! `None`) to JSON.
 
-use super::scanner::{validate, Flavour, Scan};
+use super::scanner::{is_ws, validate, Flavour, Scan};
 
 /// Why a Python-dict text could not be normalised.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -82,7 +82,9 @@ pub fn python_to_json(text: &str) -> Result<String, PythonError> {
             '(' => out.push('['),
             ')' | ']' | '}' => {
                 // A comma before the closer (`(1,)`, `[1, 2,]`) has no place in JSON.
-                let kept = out.trim_end_matches(is_json_ws).len();
+                let kept = out
+                    .trim_end_matches(|c: char| u8::try_from(c).is_ok_and(is_ws))
+                    .len();
                 if out[..kept].ends_with(',') {
                     out.truncate(kept - 1);
                 }
@@ -92,8 +94,4 @@ pub fn python_to_json(text: &str) -> Result<String, PythonError> {
         }
     }
     Ok(out)
-}
-
-fn is_json_ws(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r')
 }
