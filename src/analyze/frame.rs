@@ -316,6 +316,15 @@ impl Frame {
             return body.to_owned();
         }
         let last = last_probe_end(body);
+        if tools && footer.trim().is_empty() {
+            // A blank footer (a line break) ends a tool-call turn: the text after the last
+            // probe up to the trailing whitespace (a fence's closer on its own line) closes
+            // the calls.
+            let kept = body.trim_end().len().max(last);
+            if body[kept..].contains(footer.as_str()) {
+                return body[..kept].to_owned();
+            }
+        }
         match body[last..].find(footer.as_str()) {
             Some(at) => body[..last + at].to_owned(),
             None => body.to_owned(),

@@ -714,7 +714,8 @@ fn line_end(end: &str) -> bool {
 
 /// The places inside `text` where [`Gen::loose_text`] matches any whitespace, as byte ranges
 /// of the whitespace written there (empty where none is written), in order: next to each whole
-/// marker, where whitespace is written or where the text on the other side is not a word.
+/// marker, where whitespace is written or where the text on the other side is not a word; and
+/// each run of whitespace holding a line break between other text.
 fn loose_gaps(text: &str) -> Vec<(usize, usize)> {
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     let mut gaps: Vec<(usize, usize)> = Vec::new();
@@ -730,8 +731,34 @@ fn loose_gaps(text: &str) -> Vec<(usize, usize)> {
             gaps.push((end, trail));
         }
     }
+    // A line break written between two words or signs outside a marker (`Action:⏎```json`):
+    // models write a space there, or none.
+    let spans = marker_spans(text);
+    let mut from = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_whitespace(), from) {
+            (true, None) => from = Some(i),
+            (false, Some(start)) => {
+                let run = &text[start..i];
+                let inside = spans.iter().any(|&(s, e)| s < start && i < e);
+                if start > 0 && run.contains('\n') && !inside {
+                    gaps.push((start, i));
+                }
+                from = None;
+            }
+            _ => {}
+        }
+    }
     gaps.sort_unstable();
     gaps.dedup();
+    // Overlapping gaps (a line break next to a marker) are one.
+    gaps.dedup_by(|next, kept| {
+        let overlap = next.0 <= kept.1;
+        if overlap {
+            kept.1 = kept.1.max(next.1);
+        }
+        overlap
+    });
     // Gaps never overlap (each is whitespace next to a marker, or empty at its edge).
     gaps.retain(|&(s, _)| s > 0);
     gaps
@@ -766,6 +793,8 @@ fn argument_fields(field: &str) -> impl Iterator<Item = &str> {
 
 /// Where a tagged value ends when the model may leave its closing marker out.
 struct UnclosedValue {
+    /// The value suffix, with its leading whitespace, then without.
+    suffix: Vec<String>,
     /// Where the value text stops: the value suffix (with its leading whitespace, then
     /// without), then each of `next` (with the suffix's leading whitespace, then without).
     stops: Vec<String>,
@@ -789,14 +818,27 @@ fn unclosed_value(t: &ToolAnalysis, args_end: &[&str]) -> Option<UnclosedValue> 
     };
     let suffix = stop_text(&a.value_suffix);
     let prefix = stop_text(&a.name_prefix);
-    if slots::has_slots(&a.value_suffix) || !whole(suffix) || !whole(prefix) || prefix == suffix {
+    // The name prefix may also be a tag's opening up to an attribute (`<parameter name="`):
+    // a bracket, then a word, on one line.
+    let tag_head = |m: &str| {
+        let mut chars = m.chars();
+        opens_bracket(m)
+            && chars.nth(1).is_some_and(char::is_alphabetic)
+            && !m.contains(['\n', '\r'])
+    };
+    if slots::has_slots(&a.value_suffix)
+        || !whole(suffix)
+        || !(whole(prefix) || tag_head(prefix))
+        || prefix == suffix
+    {
         return None;
     }
     let exact = a.value_suffix.trim_end();
     // The whitespace the template writes before the suffix ends the value before the other
     // stops too (`Dallas⏎<param=`).
     let lead = &exact[..exact.len() - suffix.len()];
-    let mut stops = vec![exact.to_owned(), suffix.to_owned()];
+    let suffix_forms = vec![exact.to_owned(), suffix.to_owned()];
+    let mut stops = suffix_forms.clone();
     let mut next: Vec<String> = vec![prefix.to_owned()];
     for m in args_end.iter().copied().filter(|m| whole(m)) {
         if !next.iter().any(|n| n == m) {
@@ -810,7 +852,11 @@ fn unclosed_value(t: &ToolAnalysis, args_end: &[&str]) -> Option<UnclosedValue> 
             }
         }
     }
-    Some(UnclosedValue { stops, next })
+    Some(UnclosedValue {
+        suffix: suffix_forms,
+        stops,
+        next,
+    })
 }
 
 /// Whether `text` is a namespace written before a name: a word and a dot (`functions.`).
@@ -1566,7 +1612,10 @@ impl Gen<'_> {
                 self.lit_before(&f.close),
                 // Several calls in one opener's block (`<call><fn=a>…</fn><fn=b>…</fn></call>`):
                 // the next call's name prefix ends this one.
-                self.call_end(&t.per_call_end, &[&t.per_call_start, &f.name_prefix]),
+                self.call_end(
+                    &t.per_call_end,
+                    &[&t.per_call_start, &f.name_prefix, &t.section_end],
+                ),
             ])
         };
         let call = self.shown_with_name(lead(), b.seq([lead(), between, args, rest()]));
@@ -1768,7 +1817,7 @@ impl Gen<'_> {
                             self.literal_value(a, string_follow, &args_end),
                         )
                     } else if let Some(u) = &unclosed {
-                        b.tag(tags::TOOL_ARG_VALUE, b.until_one_of(&u.stops))
+                        b.tag(tags::TOOL_ARG_VALUE, self.unclosed_text(t, u))
                     } else {
                         b.tag(tags::TOOL_ARG_VALUE, self.tagged_value(t, &value_end))
                     },
@@ -1852,6 +1901,52 @@ impl Gen<'_> {
             self.lit(&a.start),
             b.optional(b.seq([arg, b.zero_or_more(b.seq([sep, arg]))])),
             self.lit_before(&a.end),
+        ])
+    }
+
+    /// The text of a value whose closing marker the model may leave out (see
+    /// [`UnclosedValue`]): it runs to the value suffix, or to the next argument (its prefix, a
+    /// name and the name suffix) or an end of the arguments or of the call followed by what
+    /// may follow a call. A call's end marker followed by other text is text the value holds
+    /// (a file that documents `</tool_call>`).
+    fn unclosed_text(&self, t: &ToolAnalysis, u: &UnclosedValue) -> Parser {
+        let b = self.b;
+        let a = &t.arguments;
+        let after_call = self.after_call_forms(t);
+        let mut ends = vec![b.choice(u.suffix.iter().map(|m| b.literal(m)))];
+        let name_prefix = stop_text(&a.name_prefix);
+        let markers: Vec<&str> = u
+            .next
+            .iter()
+            .map(String::as_str)
+            .filter(|m| *m != name_prefix)
+            .collect();
+        if u.next.iter().any(|m| m == name_prefix) {
+            ends.push(self.next_argument(a));
+        }
+        // What may follow each end: the ends after it (`</invoke>` then `</call>`), each
+        // followed in turn by what may follow it, then what follows a call, or a line break.
+        let mut follows: Vec<Parser> = Vec::with_capacity(markers.len());
+        for i in (0..markers.len()).rev() {
+            let mut next: Vec<Parser> = (i + 1..markers.len())
+                .map(|j| {
+                    let follow = follows[markers.len() - 1 - j];
+                    b.seq([b.space(), b.literal(markers[j]), follow])
+                })
+                .collect();
+            next.extend(after_call.iter().copied());
+            next.push(b.seq([b.chars("[ \\t]", 0, None), b.literal("\n")]));
+            follows.push(b.choice(next));
+        }
+        for (i, m) in markers.iter().enumerate() {
+            let follow = follows[markers.len() - 1 - i];
+            ends.push(b.seq([b.space(), b.literal(m), b.peek(follow)]));
+        }
+        let ends_here = b.choice(ends);
+        let until = || b.until_one_of(&u.stops);
+        b.seq([
+            until(),
+            b.zero_or_more(b.seq([b.negate(ends_here), b.any(), until()])),
         ])
     }
 
@@ -2017,25 +2112,24 @@ impl Gen<'_> {
         b.seq([suffix, b.choice(after)])
     }
 
-    /// A value's raw text whose end marker is text a value may hold (`"`, `, `, `)`; see
-    /// [`weak_end`]): it runs to the first place where what follows a value comes (the value
-    /// suffix, then the next argument, or the end of the arguments or of the call followed by
-    /// what may follow a call); an end marker elsewhere is text (`say "hi" now` between
-    /// quotes, `Lunch (team), 12:00` before `)`).
-    fn guided_text(&self, t: &ToolAnalysis, end: &str) -> Parser {
+    /// `marker` as written where it is blank (whitespace alone), else its text after any
+    /// whitespace ([`Self::lit_before`]); nothing for an empty marker.
+    fn marker_or_blank(&self, marker: &str) -> Parser {
+        if marker.is_empty() {
+            self.b.eps()
+        } else if stop_text(marker).is_empty() {
+            self.b.literal(marker)
+        } else {
+            self.lit_before(marker)
+        }
+    }
+
+    /// What may follow a call, each as a parser (for lookaheads): the next call (its markers,
+    /// maybe a new section, a name, the name suffix), the end of the section, reasoning, a
+    /// turn end, or the end of the output.
+    fn after_call_forms(&self, t: &ToolAnalysis) -> Vec<Parser> {
         let b = self.b;
-        let a = &t.arguments;
-        let exact = |m: &str| {
-            if m.is_empty() {
-                b.eps()
-            } else if stop_text(m).is_empty() {
-                b.literal(m)
-            } else {
-                self.lit_before(m)
-            }
-        };
-        // What may follow a call: the next call (its markers, maybe a new section, a name, the
-        // name suffix), the end of the section, reasoning, or the end of the output.
+        let exact = |m: &str| self.marker_or_blank(m);
         let mut after_call = Vec::new();
         if !stop_text(&t.function.name_suffix).is_empty() {
             after_call.push(b.seq([
@@ -2072,6 +2166,19 @@ impl Gen<'_> {
             }
         }
         after_call.push(b.seq([b.space(), b.end()]));
+        after_call
+    }
+
+    /// A value's raw text whose end marker is text a value may hold (`"`, `, `, `)`; see
+    /// [`weak_end`]): it runs to the first place where what follows a value comes (the value
+    /// suffix, then the next argument, or the end of the arguments or of the call followed by
+    /// what may follow a call); an end marker elsewhere is text (`say "hi" now` between
+    /// quotes, `Lunch (team), 12:00` before `)`).
+    fn guided_text(&self, t: &ToolAnalysis, end: &str) -> Parser {
+        let b = self.b;
+        let a = &t.arguments;
+        let exact = |m: &str| self.marker_or_blank(m);
+        let after_call = self.after_call_forms(t);
         // After an explicit end marker, a line break too.
         let after_end = b.choice(
             after_call
