@@ -305,6 +305,12 @@ pub fn build_grammar(
         alternatives.push(g.turn_end(&[re.to_owned()]));
         triggers.push(re.to_owned());
     }
+    if !cs.is_empty() && !ce.is_empty() && !triggers.iter().any(|t| t == ce) {
+        // A content closer that ends the output, where no opener opened it (the prompt did,
+        // or the model left it out): it closes nothing the model still says, and is dropped.
+        alternatives.push(g.turn_end(&[ce.to_owned()]));
+        triggers.push(ce.to_owned());
+    }
     if !te.is_empty() {
         // A turn end followed by the assistant header re-opens the message (a template that
         // renders parts of one turn as several assistant messages): both are dropped.
@@ -1392,7 +1398,7 @@ impl Gen<'_> {
                 opener,
                 b.space(),
                 calls,
-                b.optional(self.lit_before(&t.section_end)),
+                b.optional(self.end_marker(&t.section_end, &[ss, &t.per_call_start])),
             ]);
             // A section closed with no call in it is how the template writes none.
             if t.section_end.trim().is_empty() {
@@ -1665,11 +1671,34 @@ impl Gen<'_> {
             left_out.push(self.turn_end(&turn_ends));
         }
         b.choice([
-            self.lit_before(end),
+            self.end_marker(end, next),
             b.tag(
                 tags::LENIENT,
                 b.peek(b.seq([b.space(), b.choice(left_out)])),
             ),
+        ])
+    }
+
+    /// An end marker (of a call or of the call section) after any whitespace, and the same
+    /// marker repeated right after it: a repetition closes nothing and is dropped. Only a whole
+    /// marker (`<tool_call|>`, `[/CALLS]`) that opens nothing of `others` repeats so.
+    fn end_marker(&self, end: &str, others: &[&str]) -> Parser {
+        let b = self.b;
+        let core = end.trim();
+        let whole = marker_spans(core).first() == Some(&(0, core.len()));
+        if !whole || others.iter().any(|o| o.trim().starts_with(core)) {
+            return self.lit_before(end);
+        }
+        // Read, never written: a grammar that allowed it could not tell a repeated end from
+        // the whitespace before the next call.
+        b.seq([
+            self.lit_before(end),
+            // (The tag is entered only once a whole repetition is there: a tag left open at
+            // the end of a stream's text would hold every call before it open.)
+            b.zero_or_more(b.seq([
+                b.peek(b.seq([b.space(), b.literal(core)])),
+                b.tag(tags::LENIENT, b.seq([b.space(), b.literal(core)])),
+            ])),
         ])
     }
 

@@ -296,10 +296,28 @@ impl ValueFormat {
                 return json;
             }
         }
+        if let Some(json) = escaped_container(json_text.trim(), types) {
+            return json;
+        }
         let text = self.text.decode(raw).0;
         let text = if self.quoted { &text } else { text.trim() };
         serde_json::Value::String(text.to_owned()).to_string()
     }
+}
+
+/// The JSON of an array or object the schema wants (`types`) that the model wrote inside a
+/// JSON string's escapes, as if the value were a string (`[{\"id\": \"1\"}]`): the text
+/// is read as a JSON string's contents, and what that string holds must be such a container.
+/// `None` for any other text (kept as written).
+fn escaped_container(text: &str, types: &[String]) -> Option<String> {
+    if !text.starts_with(['[', '{']) || !text.contains("\\\"") {
+        return None;
+    }
+    let inner: String = serde_json::from_str(&format!("\"{text}\"")).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&inner).ok()?;
+    let wanted = |kind: &str| types.iter().any(|t| t == kind);
+    ((value.is_array() && wanted("array")) || (value.is_object() && wanted("object")))
+        .then(|| value.to_string())
 }
 
 /// Whether the JSON text `json` of a value written bare is of one of the non-string `types`
