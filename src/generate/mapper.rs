@@ -305,6 +305,25 @@ impl ValueFormat {
     }
 }
 
+/// The names under which models wrap a call's arguments in one more object (`{"arguments":
+/// {"city": "Paris"}}`, DeepSeek's and MiniCPM's `input` and `properties`), where the tool
+/// declares no parameter of that name.
+const ARGUMENT_WRAPPERS: [&str; 4] = ["arguments", "parameters", "properties", "input"];
+
+/// The members of the arguments object a wrapper argument's value (`json`) holds: an object,
+/// or a JSON string holding one (`"{\"city\": \"Paris\"}"`). `None` for other values.
+fn wrapped_arguments(json: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    let value = match value {
+        serde_json::Value::String(text) => serde_json::from_str(&text).ok()?,
+        other => other,
+    };
+    match value {
+        serde_json::Value::Object(members) => Some(members),
+        _ => None,
+    }
+}
+
 /// The JSON of an array or object the schema wants (`types`) that the model wrote inside a
 /// JSON string's escapes, as if the value were a string (`[{\"id\": \"1\"}]`): the text
 /// is read as a JSON string's contents, and what that string holds must be such a container.
@@ -415,6 +434,10 @@ pub struct Mapper<'t> {
     /// The open value's parameter may be a string (its schema allows one, or is unknown).
     value_may_be_string: bool,
     call_has_args: bool,
+    /// The open argument's key is held back: the call's first argument, undeclared, named
+    /// like an arguments object (see [`ARGUMENT_WRAPPERS`]); its value decides whether it
+    /// wraps the arguments.
+    wrapper_key: bool,
     args_is_string: bool,
     restarts: usize,
     /// The spans of the content nodes entered so far, in text order (the open one up to what
@@ -466,6 +489,7 @@ impl<'t> Mapper<'t> {
             value_mode: ValueMode::Whole,
             value_may_be_string: true,
             call_has_args: false,
+            wrapper_key: false,
             args_is_string: false,
             restarts: 0,
             content_spans: Vec::new(),
@@ -699,6 +723,7 @@ impl<'t> Mapper<'t> {
                 }
                 self.tool_name.clear();
                 self.call_has_args = false;
+                self.wrapper_key = false;
             }
             Kind::Id => self.builder.expect_id(),
             Kind::Args => self.call_has_args = true,
@@ -950,6 +975,13 @@ impl<'t> Mapper<'t> {
             other => other,
         };
         self.decoder = ValueDecoder::new();
+        if self.wrapper_key {
+            // A value that may be the arguments object is read whole (also when marked as a
+            // string: `string="true"` before `{"city": "Paris"}`).
+            self.value_may_be_string = true;
+            self.value_mode = ValueMode::Whole;
+            return;
+        }
         self.value_may_be_string = typed != Typed::Json;
         match typed {
             Typed::Schema => {}
@@ -957,7 +989,7 @@ impl<'t> Mapper<'t> {
             // decides, as for an unmarked value.
             Typed::String if self.schema_rules_out_string() => {}
             Typed::String => {
-                self.builder.open_string_value();
+                self.open_string_value();
                 self.value_mode = ValueMode::String;
                 return;
             }
@@ -985,20 +1017,20 @@ impl<'t> Mapper<'t> {
                 verbatim,
             })
         };
-        if let Some(open) = self.literal_quotes.as_ref().map(|l| &l.open) {
+        if let Some(open) = self.literal_quotes.as_ref().map(|l| l.open.clone()) {
             // Until its opener is whole the value stays a literal (nothing is pushed, so
             // the next step decides again).
             if quote.is_none()
                 && open.chars().count() > 1
                 && first.trim_start().starts_with(open.as_str())
             {
-                self.builder.open_string_value();
+                self.open_string_value();
                 self.value_mode = ValueMode::DelimitedString;
                 return;
             }
             self.value_mode = match quote {
                 Some(q) if open == "'" || open == "\"" => {
-                    self.builder.open_string_value();
+                    self.open_string_value();
                     // The template's own quote; a string in the other one is a Python
                     // literal.
                     literal_string(self.values.verbatim_literals && open.starts_with(q))
@@ -1010,7 +1042,7 @@ impl<'t> Mapper<'t> {
         if quote.is_some() && self.values.quoted_python_strings && self.value_may_be_string {
             // Strings written bare in a template that writes other values as Python: a
             // quoted one is a Python string literal (the parser read it as one).
-            self.builder.open_string_value();
+            self.open_string_value();
             self.value_mode = literal_string(false);
             return;
         }
@@ -1018,7 +1050,7 @@ impl<'t> Mapper<'t> {
             // `null` for a nullable string is decided when the value is complete.
             ArgumentKind::String if nullable => ValueMode::WholeString,
             ArgumentKind::String => {
-                self.builder.open_string_value();
+                self.open_string_value();
                 ValueMode::String
             }
             ArgumentKind::Json => ValueMode::Whole,
@@ -1071,14 +1103,22 @@ impl<'t> Mapper<'t> {
                 self.builder.arguments_complete();
             }
             Kind::ArgName => {
+                self.flush_wrapper_key();
                 self.arg_name = raw.trim().to_owned();
-                self.builder.push_argument_key(&self.arg_name);
+                if self.may_wrap_arguments() {
+                    self.wrapper_key = true;
+                } else {
+                    self.builder.push_argument_key(&self.arg_name);
+                }
                 self.call_has_args = true;
                 self.value_mode = ValueMode::Whole;
             }
             Kind::ArgValue(typed) => {
                 if open.pushed == open.start && raw.is_empty() {
                     self.start_value(raw, typed);
+                }
+                if self.value_mode != ValueMode::Whole {
+                    self.flush_wrapper_key();
                 }
                 match self.value_mode {
                     ValueMode::Literal => {
@@ -1089,6 +1129,7 @@ impl<'t> Mapper<'t> {
                     ValueMode::WholeString | ValueMode::Whole
                         if let Some(json) = self.element_value(raw) =>
                     {
+                        self.flush_wrapper_key();
                         self.builder.push_argument_value(&json);
                     }
                     ValueMode::WholeString => {
@@ -1106,6 +1147,18 @@ impl<'t> Mapper<'t> {
                             .map(declared_types)
                             .unwrap_or_default();
                         let json = self.values.whole(raw, self.value_may_be_string, &types);
+                        if self.wrapper_key {
+                            self.wrapper_key = false;
+                            if let Some(members) = wrapped_arguments(&json) {
+                                // The arguments object itself: its members are the arguments.
+                                for (key, value) in members {
+                                    self.builder.push_argument_key(&key);
+                                    self.builder.push_argument_value(&value.to_string());
+                                }
+                                return;
+                            }
+                            self.builder.push_argument_key(&self.arg_name);
+                        }
                         self.builder.push_argument_value(&json);
                     }
                     ValueMode::String => self.finish_streamed_value(),
@@ -1118,6 +1171,7 @@ impl<'t> Mapper<'t> {
             }
             Kind::Arg => self.builder.end_argument_value(),
             Kind::Tool => {
+                self.flush_wrapper_key();
                 if !self.call_has_args {
                     self.builder.push_arguments("{}");
                 }
@@ -1138,6 +1192,32 @@ impl<'t> Mapper<'t> {
 }
 
 impl<'t> Mapper<'t> {
+    /// Whether the argument just named may wrap the call's arguments (`<param
+    /// name="arguments">{…}</param>`): the call's first argument, its name one of
+    /// [`ARGUMENT_WRAPPERS`], and the call's tool declared without a parameter of that name.
+    fn may_wrap_arguments(&self) -> bool {
+        ARGUMENT_WRAPPERS.contains(&self.arg_name.as_str())
+            && !self.call_has_args
+            && self
+                .tools
+                .iter()
+                .find(|t| t.name() == self.tool_name)
+                .is_some_and(|t| t.parameter(&self.arg_name).is_none())
+    }
+
+    /// Writes the held-back key of the open argument (its value wraps nothing).
+    fn flush_wrapper_key(&mut self) {
+        if std::mem::take(&mut self.wrapper_key) {
+            self.builder.push_argument_key(&self.arg_name);
+        }
+    }
+
+    /// Opens a string value, after the held-back key if any.
+    fn open_string_value(&mut self) {
+        self.flush_wrapper_key();
+        self.builder.open_string_value();
+    }
+
     /// The JSON text of a complete value written as elements (typed by the parameter's
     /// schema), when the template writes containers so and `raw` is one.
     fn element_value(&self, raw: &str) -> Option<String> {
