@@ -4,16 +4,18 @@
 //! ```text
 //! turn    = (space HEADER)? kind? (tools | SEP kind? | turn_end | content)* $
 //! SEP     = space MESSAGE_END space HEADER                   (dropped)
+//!         | space HEADER &(space OPENER)                     (end left out; read only)
 //! kind    = space REASONING_START tag(reasoning, until MESSAGE_END)
 //!         | space CONTENT_SUFFIX                             (dropped)
 //! content = tag(content, any until MESSAGE_END | TRIGGERS | TURN_END)
 //! ```
 //!
 //! A reasoning start counts only right after a header (the one the prompt wrote, or one
-//! re-opened after a message end): elsewhere it is the model's text, and so is a header
-//! without a message end before it (except a repeat of the prompt's header at the start of
-//! the output). Text after a message end that neither re-opens the header nor ends the output
-//! stays content.
+//! re-opened after a message end): elsewhere it is the model's text. A header without a
+//! message end before it re-opens a message only when a kind's opener (reasoning, content, a
+//! call) follows it; elsewhere it is text too (except a repeat of the prompt's header at the
+//! start of the output). Text after a message end that neither re-opens the header nor ends
+//! the output stays content.
 
 use crate::peg::{BuildError, GrammarBuilder};
 
@@ -83,7 +85,21 @@ pub(super) fn switch_grammar(
     // A turn end that does not open with the message end (the last message's own ending)
     // ends reasoning only at the end of the output; elsewhere it is reasoning text.
     let final_ends_differ = form_starts(&te).iter().any(|f| !f.starts_with(end));
-    let reasoning_text = || g.until_closer_or_final_turn_end(end, &te);
+    // The model may leave the message end out and re-open the header right away: the header
+    // followed by a kind's opener starts the next message (`…<|start|>assistant to=user…`).
+    let reopened = || b.seq([b.space(), b.literal(header), rechosen()]);
+    let reasoning_text = || {
+        if header.is_empty() {
+            return g.until_closer_or_final_turn_end(end, &te);
+        }
+        let mut stops = vec![end.to_owned(), header.to_owned()];
+        stops.extend(form_starts(&te).into_iter().filter(|f| !f.starts_with(end)));
+        let stop_here = b.choice([b.literal(end), reopened(), g.turn_end(&te)]);
+        b.seq([
+            b.until_one_of(stops.clone()),
+            b.zero_or_more(b.seq([b.negate(stop_here), b.any(), b.until_one_of(stops.clone())])),
+        ])
+    };
     let te_after: Vec<String> = te.iter().filter(|f| f.starts_with(end)).cloned().collect();
     let mut after = vec![b.reference("switch-separator")];
     if !te_after.is_empty() {
@@ -128,16 +144,25 @@ pub(super) fn switch_grammar(
     } else {
         b.seq([b.zero_or_more(b.choice(empty)), b.optional(b.choice(kinds))])
     };
-    let separator = b.rule(
-        "switch-separator",
-        b.seq([
-            b.space(),
-            b.literal(end),
-            b.space(),
-            b.literal(header),
+    let mut separators = vec![b.seq([
+        b.space(),
+        b.literal(end),
+        b.space(),
+        b.literal(header),
+        kind,
+    ])];
+    if !header.is_empty() {
+        // The message end left out before a re-opened header and a kind's opener: read,
+        // never written. (The tag is entered only once the lookahead holds, so no tag is left
+        // open at the end of a stream's text.)
+        separators.push(b.seq([
+            b.peek(reopened()),
+            b.tag(tags::LENIENT, b.seq([b.space(), b.literal(header)])),
             kind,
-        ]),
-    );
+        ]));
+        add(header, &mut triggers);
+    }
+    let separator = b.rule("switch-separator", b.choice(separators));
     // The model may repeat the header the prompt wrote.
     let echo = b.optional(b.seq([b.space(), b.literal(header)]));
     let mut alternatives = vec![separator, g.turn_end(&te)];
