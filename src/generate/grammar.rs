@@ -1955,21 +1955,18 @@ impl Gen<'_> {
         }
         // What may follow each end: the ends after it (`</invoke>` then `</call>`), each
         // followed in turn by what may follow it, then what follows a call, or a line break.
-        let mut follows: Vec<Parser> = Vec::with_capacity(markers.len());
+        // (Built from the last end back, as each refers to those after it.)
+        let mut follows: Vec<Parser> = vec![b.eps(); markers.len()];
         for i in (0..markers.len()).rev() {
             let mut next: Vec<Parser> = (i + 1..markers.len())
-                .map(|j| {
-                    let follow = follows[markers.len() - 1 - j];
-                    b.seq([b.space(), b.literal(markers[j]), follow])
-                })
+                .map(|j| b.seq([b.space(), b.literal(markers[j]), follows[j]]))
                 .collect();
             next.extend(after_call.iter().copied());
             next.push(b.seq([b.chars("[ \\t]", 0, None), b.literal("\n")]));
-            follows.push(b.choice(next));
+            follows[i] = b.choice(next);
         }
-        for (i, m) in markers.iter().enumerate() {
-            let follow = follows[markers.len() - 1 - i];
-            ends.push(b.seq([b.space(), b.literal(m), b.peek(follow)]));
+        for (m, follow) in markers.iter().zip(&follows) {
+            ends.push(b.seq([b.space(), b.literal(m), b.peek(*follow)]));
         }
         let ends_here = b.choice(ends);
         let until = || b.until_one_of(&u.stops);
