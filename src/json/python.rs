@@ -15,8 +15,9 @@ pub struct PythonError {
 
 /// Rewrites a complete Python literal into JSON: `'...'` strings become `"..."` (with `"`
 /// escaped, `\'` unescaped and `\xHH` turned into `\u00HH`), `True`/`False`/`None` become
-/// `true`/`false`/`null`, tuples become arrays and a comma before a closer goes. Everything
-/// else is copied byte for byte. JSON input passes through unchanged.
+/// `true`/`false`/`null`, tuples become arrays, a comma before a closer goes and zeros padding
+/// an integer go (`07` is `7`). Everything else is copied byte for byte. JSON input passes
+/// through unchanged.
 ///
 /// ```
 /// use chatparse::json::python_to_json;
@@ -79,6 +80,9 @@ pub fn python_to_json(text: &str) -> Result<String, PythonError> {
                     chars.next();
                 }
             }
+            // A zero padding an integer (`07`, `-007`) has no place in JSON.
+            '0' if !out.ends_with(|p: char| p.is_ascii_digit() || p == '.')
+                && chars.peek().is_some_and(|(_, n)| n.is_ascii_digit()) => {}
             '(' => out.push('['),
             ')' | ']' | '}' => {
                 // A comma before the closer (`(1,)`, `[1, 2,]`) has no place in JSON.

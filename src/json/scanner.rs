@@ -531,6 +531,8 @@ impl Scanner {
             (Num::Minus, b'0') => Num::Zero,
             (Num::Minus, _) if digit => Num::Int,
             (Num::Int, _) if digit => Num::Int,
+            // A zero-padded integer (`07`): models write dates so in Python calls.
+            (Num::Zero, _) if digit && self.flavour == Flavour::Python => Num::Int,
             (Num::Zero | Num::Int, b'.') => Num::Dot,
             (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Num::E,
             (Num::Dot | Num::Frac, _) if digit => Num::Frac,

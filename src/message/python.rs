@@ -5,11 +5,12 @@
 //! - single-quoted strings become double-quoted (`"` inside is escaped, `\'` unescaped);
 //! - the bare words `True`, `False`, `None` become `true`, `false`, `null`;
 //! - tuples become arrays, and a comma before a closer (`(1,)`) goes;
+//! - zeros padding an integer (`07`) go;
 //! - double-quoted strings and everything else pass through unchanged.
 //!
 //! Output is **monotone**: text is written only once it can no longer change (a bare word is held
 //! back until the character after it, a backslash in a single-quoted string until the escaped
-//! character, a comma until what follows it), so the output for a prefix is a prefix of the
+//! character, a comma until what follows it, a leading `0` until the next character), so the output for a prefix is a prefix of the
 //! output for the whole text.
 //! [`PythonToJson::finish`] flushes what was held back. Other Python escapes (`\x41`) pass
 //! through unchanged and may not be valid JSON.
@@ -23,6 +24,12 @@ pub struct PythonToJson {
     /// A comma and the whitespace after it, held back until what follows shows whether it is
     /// one before a closer (dropped: `(1,)`, `[1, 2,]`).
     comma: String,
+    /// A `0` that starts a number, held back until what follows shows whether it pads an
+    /// integer (dropped: `07`).
+    zero: bool,
+    /// Whether the last character written outside strings was a digit or a `.` (a `0` after
+    /// one is no padding).
+    after_digit: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,6 +59,9 @@ impl PythonToJson {
 
     /// Flushes what was held back (a final bare word, a dangling backslash).
     pub fn finish(&mut self, out: &mut String) {
+        if std::mem::take(&mut self.zero) {
+            out.push('0');
+        }
         self.flush_word(out);
         out.push_str(&self.comma);
         self.comma.clear();
@@ -64,6 +74,21 @@ impl PythonToJson {
     fn push_char(&mut self, c: char, out: &mut String) {
         match self.state {
             State::Outside => {
+                if std::mem::take(&mut self.zero) && !c.is_ascii_digit() {
+                    out.push('0');
+                    self.after_digit = true;
+                }
+                let after_digit =
+                    std::mem::replace(&mut self.after_digit, c.is_ascii_digit() || c == '.');
+                if c == '0' && !after_digit && self.word.is_empty() {
+                    // Maybe a zero padding an integer: held until the next character (a
+                    // comma before it is no comma before a closer).
+                    out.push_str(&self.comma);
+                    self.comma.clear();
+                    self.zero = true;
+                    self.after_digit = false;
+                    return;
+                }
                 // (A held comma comes right after a flushed word: the word is empty.)
                 if !self.comma.is_empty() {
                     if matches!(c, ' ' | '\t' | '\n' | '\r') {

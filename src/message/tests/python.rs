@@ -47,6 +47,30 @@ fn tuples_become_arrays_and_trailing_commas_go() {
 }
 
 #[test]
+fn zeros_padding_integers_go() {
+    let text = "{'month': 07, 'day': 005, 'zero': 0, 'zeros': 00, 'neg': -07, 'half': 0.5, \
+                'list': [0, 10, 100], 'exp': 1e05, 'text': '007'}";
+    let converted = python_to_json(text);
+    let value: Value = serde_json::from_str(&converted).unwrap();
+    assert_eq!(
+        value,
+        json!({"month": 7, "day": 5, "zero": 0, "zeros": 0, "neg": -7, "half": 0.5,
+               "list": [0, 10, 100], "exp": 1e5, "text": "007"})
+    );
+    // Chunk by chunk, the same (a leading zero waits for what follows it).
+    let mut converter = PythonToJson::new();
+    let mut out = String::new();
+    for c in text.chars() {
+        converter.push(&c.to_string(), &mut out);
+    }
+    converter.finish(&mut out);
+    assert_eq!(out, converted);
+    // The whole-value converter agrees.
+    let whole = crate::json::python_to_json(text).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&whole).unwrap(), value);
+}
+
+#[test]
 fn holds_back_what_may_change() {
     let mut converter = PythonToJson::new();
     let mut out = String::new();
