@@ -725,7 +725,8 @@ fn line_end(end: &str) -> bool {
 fn loose_gaps(text: &str) -> Vec<(usize, usize)> {
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     let mut gaps: Vec<(usize, usize)> = Vec::new();
-    for (start, end) in marker_spans(text) {
+    let spans = marker_spans(text);
+    for &(start, end) in &spans {
         let before = &text[..start];
         let lead = before.trim_end().len();
         if lead > 0 && (lead < start || !word(before.chars().next_back())) {
@@ -739,7 +740,6 @@ fn loose_gaps(text: &str) -> Vec<(usize, usize)> {
     }
     // A line break written between two words or signs outside a marker (`Action:⏎```json`):
     // models write a space there, or none.
-    let spans = marker_spans(text);
     let mut from = None;
     for (i, c) in text.char_indices() {
         match (c.is_whitespace(), from) {

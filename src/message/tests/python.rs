@@ -3,6 +3,17 @@ use serde_json::{json, Value};
 
 use crate::message::python::{python_to_json, PythonToJson};
 
+/// `text` converted one character at a time.
+fn char_by_char(text: &str) -> String {
+    let mut converter = PythonToJson::new();
+    let mut out = String::new();
+    for c in text.chars() {
+        converter.push(c.encode_utf8(&mut [0; 4]), &mut out);
+    }
+    converter.finish(&mut out);
+    out
+}
+
 #[test]
 fn converts_quotes_and_constants() {
     let text = r#"{'a': 'it\'s "x"', 'b': True, 'c': [False, None, 1.5], "d": "keep 'this'"}"#;
@@ -35,13 +46,7 @@ fn tuples_become_arrays_and_trailing_commas_go() {
         json!({"at": [1.5, 2], "one": [1], "list": [1, 2], "nested": [[1, 2], ["a"]]})
     );
     // Chunk by chunk, the same (a comma waits for what follows it).
-    let mut converter = PythonToJson::new();
-    let mut out = String::new();
-    for c in text.chars() {
-        converter.push(&c.to_string(), &mut out);
-    }
-    converter.finish(&mut out);
-    assert_eq!(out, converted);
+    assert_eq!(char_by_char(text), converted);
     // Parentheses inside strings are text.
     assert_eq!(python_to_json("'(a,)'"), r#""(a,)""#);
 }
@@ -58,13 +63,7 @@ fn zeros_padding_integers_go() {
                "list": [0, 10, 100], "exp": 1e5, "text": "007"})
     );
     // Chunk by chunk, the same (a leading zero waits for what follows it).
-    let mut converter = PythonToJson::new();
-    let mut out = String::new();
-    for c in text.chars() {
-        converter.push(&c.to_string(), &mut out);
-    }
-    converter.finish(&mut out);
-    assert_eq!(out, converted);
+    assert_eq!(char_by_char(text), converted);
     // The whole-value converter agrees.
     let whole = crate::json::python_to_json(text).unwrap();
     assert_eq!(serde_json::from_str::<Value>(&whole).unwrap(), value);
