@@ -144,14 +144,34 @@ impl<'e> Reader<'e> {
         loop {
             let at = from + after[from..].find(self.close_start)?;
             let rest = &after[at + self.close_start.len()..];
-            let name = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')))
-                .unwrap_or(rest.len());
-            if name > 0 && rest[name..].starts_with(end) {
+            if name_before(rest, end).is_some() {
                 return Some(at);
             }
             from = at + self.close_start.len();
         }
+    }
+}
+
+/// The length of the element name `text` starts with when `end` follows it: words without
+/// whitespace or a tag's brackets, one space between them (a key that holds spaces:
+/// `</Model Name>`), as the grammar reads names.
+fn name_before(text: &str, end: &str) -> Option<usize> {
+    let stop = |c: char| c.is_whitespace() || matches!(c, '<' | '>' | '/' | '[');
+    let mut at = 0;
+    loop {
+        let rest = &text[at..];
+        let word = rest
+            .char_indices()
+            .find(|&(i, c)| stop(c) || rest[i..].starts_with(end))
+            .map_or(rest.len(), |(i, _)| i);
+        if word == 0 {
+            return None;
+        }
+        at += word;
+        if text[at..].starts_with(end) {
+            return Some(at);
+        }
+        at += text[at..].strip_prefix(' ').map(|_| 1)?;
     }
 }
 

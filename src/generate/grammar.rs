@@ -557,6 +557,17 @@ fn word_until<'s>(b: &GrammarBuilder, stops: impl IntoIterator<Item = &'s str>) 
     ])
 }
 
+/// An element's name (a key of an object the template writes as elements), up to one of
+/// `stops`: words (see [`word_until`]) with one space between them, as the template writes
+/// keys that hold spaces (`<Model Name>`).
+fn element_name<'s>(
+    b: &GrammarBuilder,
+    stops: impl IntoIterator<Item = &'s str> + Clone,
+) -> Parser {
+    let word = || word_until(b, stops.clone());
+    b.seq([word(), b.zero_or_more(b.seq([b.literal(" "), word()]))])
+}
+
 /// What ends a word read by [`word_until`]: the given stops, whitespace, a tag's brackets and
 /// a list's opening bracket (content ending in `[TOOL` before a `[` call list is no name).
 fn word_stops<'s>(stops: impl IntoIterator<Item = &'s str>) -> Vec<&'s str> {
@@ -2024,7 +2035,7 @@ impl Gen<'_> {
         let closer = match slots::pieces(e.close.trim()).as_slice() {
             [Piece::Text(_), Piece::Slot(Slot::Key), Piece::Text(end)] => b.seq([
                 b.literal(close_start),
-                b.chars(WORD_CHARS, 1, None),
+                element_name(b, [*end]),
                 b.literal(end),
             ]),
             _ => b.literal(close_start),
@@ -2045,7 +2056,7 @@ impl Gen<'_> {
         let element = b.seq([
             b.negate(closer_next),
             self.lit_before(&e.open),
-            word_until(b, [name_stop]),
+            element_name(b, [name_stop]),
             self.lit_exact_after(&e.name_value),
             value,
             self.lit_before(&e.close),
@@ -2393,9 +2404,22 @@ impl Gen<'_> {
         }
         let value = b.reference("literal-value");
         let string = b.seq([b.literal(open), b.until(close), b.literal(close)]);
-        let key = b.choice([string, b.chars(ARGUMENT_NAME_CHARS, 1, None)]);
         // Nested containers: JSON's punctuation, or the format's own (see `LiteralSyntax`).
         let syntax = super::literal::LiteralSyntax::of(a);
+        // A bare key is the text up to the key's punctuation, spaces included, as the
+        // template writes keys (`{Model Name:…}`); it holds no punctuation or line break.
+        let mut key_class = String::from(":{}\\[\\],\\n\\r");
+        for c in [&syntax.key, &syntax.item, &a.string_open]
+            .into_iter()
+            .filter_map(|m| m.chars().next())
+        {
+            key_class.push_str(&regex_escape(&c.to_string()));
+        }
+        let bare_key = b.seq([
+            b.chars(ARGUMENT_NAME_CHARS, 1, None),
+            b.chars(&format!("[^{key_class}]"), 0, None),
+        ]);
+        let key = b.choice([string, bare_key]);
         let punctuation = |json: &str, own: &str| {
             if own.is_empty() {
                 b.literal(json)

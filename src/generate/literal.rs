@@ -113,6 +113,13 @@ pub fn literal_to_json_in(raw: &str, syntax: &LiteralSyntax) -> String {
             rest = &rest[c.len_utf8()..];
             continue;
         }
+        // A bare key where a key goes (after `{` or `,`): all the text up to the key's
+        // punctuation, spaces included (`{Model Name:1}`), as the template writes keys.
+        if let Some(len) = spaced_key(rest, &out, syntax) {
+            out.push_str(&Value::String(rest[..len].trim_end().to_owned()).to_string());
+            rest = &rest[len..];
+            continue;
+        }
         // A bare word: up to punctuation, whitespace or a string opener.
         let mut end = rest.len();
         for (i, ch) in rest.char_indices() {
@@ -148,6 +155,33 @@ pub fn literal_to_json_in(raw: &str, syntax: &LiteralSyntax) -> String {
     out
 }
 
+/// The length of the bare key `rest` starts with, spaces included, when a key goes here (the
+/// last JSON written is `{` or `,`) and the text up to the first punctuation ends at the
+/// key's punctuation (`:` or the format's own); `None` otherwise.
+fn spaced_key(rest: &str, out: &str, syntax: &LiteralSyntax) -> Option<usize> {
+    if !matches!(out.trim_end().chars().last(), Some('{' | ',')) {
+        return None;
+    }
+    let (open, key, item) = (
+        syntax.open.as_str(),
+        syntax.key.as_str(),
+        syntax.item.as_str(),
+    );
+    for (i, c) in rest.char_indices() {
+        let at = &rest[i..];
+        if c == ':' || (!key.is_empty() && at.starts_with(key)) {
+            return (i > 0 && rest[..i].contains(char::is_whitespace)).then_some(i);
+        }
+        if matches!(c, '{' | '}' | '[' | ']' | ',' | '\n' | '\r')
+            || (!open.is_empty() && at.starts_with(open))
+            || (!item.is_empty() && at.starts_with(item))
+        {
+            return None;
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::literal_to_json;
@@ -179,6 +213,13 @@ mod tests {
         };
         let json = super::literal_to_json_in("{lang=<s>en; fr</s>; max=3; tags=[1; 2]}", &syntax);
         assert_eq!(json, "{\"lang\":\"en; fr\", \"max\":3, \"tags\":[1, 2]}");
+        // Keys with spaces in them, as far as the key's punctuation.
+        let q = "<|\"|>";
+        let json =
+            super::literal_to_json("{Model Name:{two words:[]}, a b :<|\"|>x y<|\"|>}", q, q);
+        assert_eq!(json, "{\"Model Name\":{\"two words\":[]}, \"a b\":\"x y\"}");
+        let json = super::literal_to_json_in("{two words=1; b=2}", &syntax);
+        assert_eq!(json, "{\"two words\":1, \"b\":2}");
         // JSON punctuation is read too.
         let json = super::literal_to_json_in("{a:1,b=2}", &syntax);
         assert_eq!(json, "{\"a\":1,\"b\":2}");

@@ -371,11 +371,17 @@ impl<'r> Json<'r> {
         })
     }
 
-    /// Any object key: a string (and, for literal values, a bare word).
+    /// Any object key: a string (and, for literal values, bare words with one space between
+    /// them, as templates write a key that holds spaces: `{Model Name:…}`).
     fn any_key(&mut self) -> Result<Expr, GrammarError> {
         let string = self.string()?;
         Ok(if self.quotes.is_some() {
-            Expr::alt([string, Expr::repeat(bare_key_class(), 1, None)])
+            let word = || Expr::repeat(bare_key_class(), 1, None);
+            let words = Expr::seq([
+                word(),
+                Expr::repeat(Expr::seq([Expr::lit(" "), word()]), 0, None),
+            ]);
+            Expr::alt([string, words])
         } else {
             string
         })

@@ -286,6 +286,40 @@ fn container_arguments_may_be_written_as_the_templates_elements() {
 }
 
 #[test]
+fn free_form_objects_in_literal_values_take_bare_keys_with_spaces() {
+    // The template writes a key as it is (`{Model Name:1}`): the grammar allows what the
+    // parser reads, words with one space between them, and no key that starts blank.
+    let source = include_str!("../../fixtures/quoted-strings-pipe/template.jinja");
+    let template = ChatTemplate::new("quoted", source).unwrap();
+    let analysis = analyze(&template);
+    let request: ChatRequest = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [{"type": "function", "function": {"name": "tag", "parameters": {
+            "type": "object",
+            "properties": {"attrs": {"type": "object", "additionalProperties": true}},
+            "required": ["attrs"]
+        }}}]
+    }))
+    .unwrap();
+    let parser = ChatParser::new(&template, &analysis, &request).unwrap();
+    let lark = parser
+        .decoding_grammar(GrammarFlavor::Lark)
+        .unwrap()
+        .grammar;
+    let call = |attrs: &str| format!("<|fn|>tag{{attrs={attrs}}}<|/fn|>");
+    let output = call("{Model Name:1, two words:{inner key:<|s|>x y<|/s|>}}");
+    assert!(lark_accepts(&lark, &output), "{lark}");
+    let message = parser.parse(&output).message;
+    let args: serde_json::Value = serde_json::from_str(&message.tool_calls[0].arguments).unwrap();
+    assert_eq!(
+        args,
+        json!({"attrs": {"Model Name": 1, "two words": {"inner key": "x y"}}})
+    );
+    assert!(!lark_accepts(&lark, &call("{Model  Name:1}")));
+    assert!(!lark_accepts(&lark, &call("{:1}")));
+}
+
+#[test]
 fn a_call_opener_the_prompt_wrote_starts_the_grammar_at_the_output_start() {
     // Every message opens with `<|to|>` and its recipient; the prompt ends with `<|to|>`, so
     // the first call is the output's first text, with no trigger word of its own.
