@@ -41,6 +41,10 @@ pub struct Frame {
     /// The same after a tool-call turn (the tool result's turn: `<|observation|>`), when
     /// tool-call turns have no end of their own.
     pub tool_next_turn: String,
+    /// Markers only tool results are written with (`<｜tool▁output▁begin｜>`,
+    /// `<|tool_response>`): no user or assistant turn holds them (see
+    /// [`tool_result_markers`]).
+    pub tool_result_markers: Vec<String>,
     /// The first segment of the generation prompt (anchors turns, see `turn_of`).
     anchor: String,
     /// Turns open with a mode switch before the header (text the prompt writes before the
@@ -86,6 +90,7 @@ impl Frame {
         let earlier_turn = turn_of(&earlier.a, &earlier.b, &anchor);
         let mut tool = None;
         let mut tool_next_turn = String::new();
+        let mut result_renders = None;
         if let Some(scenario) = tool_scenario {
             let name = ProbeSet::PRIMARY.fn_first;
             // Calls that do not render with empty content are retried with null content, and
@@ -130,6 +135,7 @@ impl Frame {
                 let with_calls = scenario.with_calls(call, None);
                 if let Ok(c) = compare(renderer, &with_calls, |s| s.tool_result_after = true) {
                     tool_next_turn = next_turn_opener(&c.a, &c.b, TOOL_RESULT);
+                    result_renders = Some((c.a, c.b));
                 }
             }
         }
@@ -253,8 +259,16 @@ impl Frame {
         if !tool_footer.trim().is_empty() {
             tool_next_turn.clear();
         }
+        let tool_result_markers = result_renders.map_or_else(Vec::new, |(without, with)| {
+            let turns = [&base, &content_turn, &earlier_turn, &gen_on, &gen_off]
+                .into_iter()
+                .chain(tool.iter().flat_map(|(base_tools, t)| [base_tools, t]))
+                .map(String::as_str);
+            tool_result_markers(&without, &with, turns)
+        });
         let after_header = |turn: &str| strip_header(turn, &header, switch_lead).to_owned();
         let mut frame = Frame {
+            tool_result_markers,
             next_turn,
             tool_next_turn,
             prompt_thinking_on: after_header(&gen_on),
@@ -459,6 +473,58 @@ fn next_turn_opener(without: &str, with: &str, probe: &str) -> String {
     } else {
         String::new()
     }
+}
+
+/// The markers that wrap the tool result in `with` (the render `without` it, plus a tool
+/// message): the run of markers right before the result and right after it (whitespace
+/// between them), each a token none of `turns` holds (the prompts with and without tools,
+/// the assistant turns). A marker holding whitespace or a probe value (`response:NAME{`) is
+/// no token, and text ends the run: a role header before the tool's name is the turn's.
+fn tool_result_markers<'t>(
+    without: &str,
+    with: &str,
+    turns: impl Iterator<Item = &'t str> + Clone,
+) -> Vec<String> {
+    let added = &with[aligned_prefix_len(without, with)..];
+    let Some(at) = added.find(TOOL_RESULT) else {
+        return Vec::new();
+    };
+    let probes = ProbeSet::PRIMARY.all();
+    let spans = marker_spans(added);
+    let wrapper = |&&(from, to): &&(usize, usize)| {
+        let marker = &added[from..to];
+        !marker.contains(char::is_whitespace)
+            && !contains_probe(marker, &probes)
+            && !marker.contains(TOOL_RESULT)
+            && !turns.clone().any(|t| t.contains(marker))
+    };
+    let mut before = Vec::new();
+    let mut edge = at;
+    for span in spans.iter().rev().filter(|&&(_, to)| to <= at) {
+        if !added[span.1..edge].trim().is_empty() || !wrapper(&span) {
+            break;
+        }
+        before.push(span);
+        edge = span.0;
+    }
+    let result_end = at + TOOL_RESULT.len();
+    let mut edge = result_end;
+    let mut after = Vec::new();
+    for span in spans.iter().filter(|&&(from, _)| from >= result_end) {
+        if !added[edge..span.0].trim().is_empty() || !wrapper(&span) {
+            break;
+        }
+        after.push(span);
+        edge = span.1;
+    }
+    let mut markers: Vec<String> = Vec::new();
+    for &(from, to) in before.into_iter().rev().chain(after) {
+        let marker = &added[from..to];
+        if !markers.iter().any(|m| m == marker) {
+            markers.push(marker.to_owned());
+        }
+    }
+    markers
 }
 
 /// `turn` after `header`, which it may start with after leading whitespace, or (`switch`)

@@ -118,6 +118,11 @@ pub struct GenerationPrompt {
     /// `<|observation|>`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool_next_turn: String,
+    /// Markers only tool results are written with (`<｜tool▁output▁begin｜>`,
+    /// `<|tool_response>`), which no user or assistant turn holds: a model that writes them
+    /// (imitating a tool's answer) writes no field's text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_result_markers: Vec<String>,
 }
 
 /// Everything the analysis found out about a chat template's output format.
@@ -170,6 +175,7 @@ impl Analysis {
                 tool_turn_end: String::new(),
                 next_turn: String::new(),
                 tool_next_turn: String::new(),
+                tool_result_markers: Vec::new(),
             },
             reasoning: ReasoningAnalysis::none(),
             content: ContentAnalysis::plain(),
@@ -231,6 +237,7 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
         tool_turn_end: frame.tool_footer.clone(),
         next_turn: frame.next_turn.clone(),
         tool_next_turn: frame.tool_next_turn.clone(),
+        tool_result_markers: frame.tool_result_markers.clone(),
     };
 
     let reasoning = reasoning::analyze(&renderer, &frame, tool_scenario.as_ref());

@@ -70,6 +70,10 @@ pub fn render(name: &str, analysis: &Analysis) -> String {
     if g.tool_turn_end != g.turn_end {
         line(&mut out, "tool-call turn end", &show(&g.tool_turn_end));
     }
+    if !g.tool_result_markers.is_empty() {
+        let shown: Vec<String> = g.tool_result_markers.iter().map(|m| show(m)).collect();
+        line(&mut out, "tool result markers", &shown.join(" "));
+    }
 
     let r = &analysis.reasoning;
     let _ = writeln!(out, "Reasoning: {}", enum_name(&r.mode));

@@ -75,6 +75,10 @@ pub struct TurnFormat {
     /// dropped when it ends the output.
     #[serde(default)]
     pub tool_turn_end: String,
+    /// Markers that wrap tool results (`<｜tool▁output▁begin｜>`): a model imitating a tool's
+    /// answer writes them, and no field holds them (the text between them stays content).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_result_markers: Vec<String>,
     /// The assistant turn's header (written by the prompt): a model that repeats it, or its
     /// last marker, at the start of its output has not started the turn yet (dropped).
     #[serde(default)]
@@ -208,6 +212,7 @@ impl TurnFormat {
                 tools,
                 literal_values,
                 turn_start: s.header.clone(),
+                tool_result_markers: Vec::new(),
                 preserved_tokens: analysis.preserved_tokens.clone(),
                 channels: None,
                 switch: Some(SwitchFormat {
@@ -235,6 +240,7 @@ impl TurnFormat {
             tools,
             turn_end: or_else(&gp.turn_end, &gp.next_turn),
             tool_turn_end: or_else(&gp.tool_turn_end, &gp.tool_next_turn),
+            tool_result_markers: gp.tool_result_markers.clone(),
             turn_start: gp.header.clone(),
             preserved_tokens: analysis.preserved_tokens.clone(),
         }

@@ -348,6 +348,26 @@ pub fn build_grammar(
             }
         }
     }
+    // Markers that wrap tool results, where the model imitates a tool's answer: no field
+    // holds them, the text between them stays content. A marker the format reads otherwise
+    // (a reasoning or content marker, a call opener) keeps that reading. Read, never written
+    // (a constrained model imitates no tool); the tag is entered once the marker is whole.
+    let structural = [rs, re, cs, ce];
+    let result_markers: Vec<&str> = format
+        .tool_result_markers
+        .iter()
+        .map(|m| m.trim())
+        .filter(|m| !m.is_empty() && !structural.contains(m) && !call_heads.iter().any(|h| h == m))
+        .collect();
+    if !result_markers.is_empty() {
+        let marker = || b.choice(result_markers.iter().map(|m| b.literal(m)));
+        alternatives.push(b.seq([b.peek(marker()), b.tag(tags::LENIENT, marker())]));
+        for m in result_markers {
+            if !triggers.iter().any(|t| t == m) {
+                triggers.push(m.to_owned());
+            }
+        }
+    }
     other_content |= triggers.is_empty();
     let content_stops = (!other_content).then(|| triggers.clone());
     let plain = if triggers.is_empty() {
