@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::analyze::slots::{self, Slot};
 use crate::analyze::ElementValues;
-use crate::message::request::declared_types;
+use crate::message::request::{declared_types, padded_integer};
 
 /// How deep elements may nest before a value is read as text instead.
 pub const MAX_DEPTH: usize = 64;
@@ -221,7 +221,10 @@ fn to_json(node: &Node, schema: Option<&Value>, item: &str) -> Value {
             if let Some(empty) = empty_container(schema).filter(|_| text.trim().is_empty()) {
                 return empty;
             }
-            serde_json::from_str(text.trim()).unwrap_or_else(|_| Value::String(text.clone()))
+            serde_json::from_str(text.trim())
+                .ok()
+                .or_else(|| padded_integer(text, &types))
+                .unwrap_or_else(|| Value::String(text.clone()))
         }
         Node::List(members) => {
             let array_schema = schema.and_then(|s| alternative(s, "array"));
@@ -241,10 +244,24 @@ fn to_json(node: &Node, schema: Option<&Value>, item: &str) -> Value {
                 )
             } else {
                 let props = object_schema.and_then(|s| s.get("properties"));
+                let mut repeated: Vec<&String> = Vec::new();
                 let mut map = Map::new();
                 for (name, n) in members {
                     let sub = props.and_then(|p| p.get(name));
-                    map.insert(name.clone(), to_json(n, sub, item));
+                    let value = to_json(n, sub, item);
+                    // A member written again is one more item of a list (`<tag>a</tag>
+                    // <tag>b</tag>`): no value the model wrote is lost.
+                    match map.get_mut(name) {
+                        Some(Value::Array(items)) if repeated.contains(&name) => items.push(value),
+                        Some(first) => {
+                            let first = first.take();
+                            map.insert(name.clone(), Value::Array(vec![first, value]));
+                            repeated.push(name);
+                        }
+                        None => {
+                            map.insert(name.clone(), value);
+                        }
+                    }
                 }
                 Value::Object(map)
             }

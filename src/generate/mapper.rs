@@ -299,6 +299,9 @@ impl ValueFormat {
         if let Some(json) = escaped_container(json_text.trim(), types) {
             return json;
         }
+        if let Some(json) = crate::message::request::padded_integer(&json_text, types) {
+            return json.to_string();
+        }
         let text = self.text.decode(raw).0;
         let text = if self.quoted { &text } else { text.trim() };
         serde_json::Value::String(text.to_owned()).to_string()

@@ -371,6 +371,27 @@ impl ArgumentKind {
     }
 }
 
+/// The integer an integer written with leading zeros stands for (`018956`, `-07`), where the
+/// declared `types` want a number (`integer` or `number`) and allow no string; `None` for any
+/// other text (JSON's own integers are read as JSON).
+pub fn padded_integer(text: &str, types: &[String]) -> Option<Value> {
+    let number = types.iter().any(|t| t == "integer" || t == "number");
+    if !number || types.iter().any(|t| t == "string") {
+        return None;
+    }
+    let text = text.trim();
+    let (sign, digits) = match text.strip_prefix('-') {
+        Some(d) => ("-", d),
+        None => ("", text),
+    };
+    if digits.len() < 2 || !digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let trimmed = digits.trim_start_matches('0');
+    let trimmed = if trimmed.is_empty() { "0" } else { trimmed };
+    serde_json::from_str(&format!("{sign}{trimmed}")).ok()
+}
+
 /// The JSON types a schema declares, deduplicated in order of appearance: `type` (a string or an
 /// array of strings), the types of `anyOf`/`oneOf` alternatives, or those implied by `const` /
 /// `enum` values. Empty when nothing is declared. Depth-bounded on nested alternatives.
