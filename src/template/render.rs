@@ -118,13 +118,23 @@ impl RenderInput {
     }
 
     /// This input with every tool definition in the OpenAI shape
-    /// (`{"type": "function", "function": {...}}`) given flat: the function object itself
-    /// (`{"name", "description", "parameters"}`).
-    fn with_flat_tools(&self) -> RenderInput {
+    /// (`{"type": "function", "function": {...}}`) given as `shape` says: flat, the function
+    /// object itself (`{"name", "description", "parameters"}`), and with Cohere's v1
+    /// `parameter_definitions` beside `parameters` where the shape says so.
+    fn with_tool_shape(&self, shape: ToolShape) -> RenderInput {
         let mut flat = self.clone();
+        if shape == ToolShape::OpenAi {
+            return flat;
+        }
         for tool in flat.tools.iter_mut().flatten() {
             if let Some(function) = tool.get("function").filter(|f| f.is_object()) {
                 *tool = function.clone();
+            }
+            if shape == ToolShape::ParameterDefinitions {
+                let definitions = parameter_definitions(tool.get("parameters"));
+                if let Some(object) = tool.as_object_mut() {
+                    object.insert("parameter_definitions".into(), definitions);
+                }
             }
         }
         flat
@@ -262,8 +272,8 @@ pub struct ChatTemplate {
     free_variables: OnceLock<Vec<String>>,
     /// See [`ChatTemplate::wants_text_parts`].
     text_parts: OnceLock<bool>,
-    /// See [`ChatTemplate::wants_flat_tools`].
-    flat_tools: OnceLock<bool>,
+    /// See [`ChatTemplate::tool_shape`].
+    flat_tools: OnceLock<ToolShape>,
     /// See [`ChatTemplate::with_variables`].
     variables: Map<String, serde_json::Value>,
 }
@@ -386,7 +396,7 @@ impl ChatTemplate {
         let flat;
         let input =
             if input.tools.as_ref().is_some_and(|t| !t.is_empty()) && self.wants_flat_tools() {
-                flat = input.with_flat_tools();
+                flat = input.with_tool_shape(self.tool_shape());
                 &flat
             } else {
                 input
@@ -398,10 +408,18 @@ impl ChatTemplate {
     }
 
     /// Whether the template reads tool definitions only flat (`tool.name`,
-    /// `tool.description`, `tool.parameters`), as written for callers that pass the function
-    /// schemas themselves: with a tool in the OpenAI shape it raises or shows no tool name,
-    /// while the same tool flat renders and shows it (checked once, with one user message).
+    /// `tool.description`, `tool.parameters`, or Cohere's v1 `tool.parameter_definitions`),
+    /// as written for callers that pass the function schemas themselves (see
+    /// [`tool_shape`](Self::tool_shape)).
     pub fn wants_flat_tools(&self) -> bool {
+        self.tool_shape() != ToolShape::OpenAi
+    }
+
+    /// The shape the template reads tool definitions in: the OpenAI shape unless, with a tool
+    /// so, it raises or shows no tool name while the same tool flat (or flat with Cohere's v1
+    /// `parameter_definitions`, for templates written for that API) renders and shows it
+    /// (checked once, with one user message).
+    pub fn tool_shape(&self) -> ToolShape {
         *self.flat_tools.get_or_init(|| {
             const NAME: &str = "flat_tools_probe_q7";
             let tool = serde_json::json!({
@@ -419,16 +437,24 @@ impl ChatTemplate {
             let input =
                 RenderInput::new(vec![serde_json::json!({"role": "user", "content": "Hi"})])
                     .with_tools(Some(vec![tool]));
-            let shows = |input: &RenderInput| {
+            let shows = |shape: ToolShape| {
+                let input = input.with_tool_shape(shape);
                 let input = if self.wants_text_parts() {
                     input.with_text_parts()
                 } else {
-                    input.clone()
+                    input
                 };
                 self.render_as_given(&input)
                     .is_ok_and(|text| text.contains(NAME))
             };
-            !shows(&input) && shows(&input.with_flat_tools())
+            [
+                ToolShape::OpenAi,
+                ToolShape::Flat,
+                ToolShape::ParameterDefinitions,
+            ]
+            .into_iter()
+            .find(|&shape| shows(shape))
+            .unwrap_or(ToolShape::OpenAi)
         })
     }
 
@@ -730,6 +756,66 @@ mod equivalent_tests {
     }
 }
 
+/// The shape a template reads tool definitions in (see [`ChatTemplate::tool_shape`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolShape {
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    OpenAi,
+    /// The function object itself: `{"name", "description", "parameters"}`.
+    Flat,
+    /// Flat, with Cohere's v1 `parameter_definitions` beside `parameters`:
+    /// `{"city": {"description", "type": "str", "required": true}}`.
+    ParameterDefinitions,
+}
+
+/// Cohere's v1 `parameter_definitions` of a JSON schema's properties: per parameter its
+/// description, its Python type name and whether it is required.
+fn parameter_definitions(schema: Option<&serde_json::Value>) -> serde_json::Value {
+    let empty = serde_json::Map::new();
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(serde_json::Value::as_object)
+        .unwrap_or(&empty);
+    let required: Vec<&str> = schema
+        .and_then(|s| s.get("required"))
+        .and_then(serde_json::Value::as_array)
+        .map(|r| r.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    let definitions: serde_json::Map<String, serde_json::Value> = properties
+        .iter()
+        .map(|(name, p)| {
+            let definition = serde_json::json!({
+                "description": p.get("description").and_then(serde_json::Value::as_str).unwrap_or(""),
+                "type": python_type(p, 0),
+                "required": required.contains(&name.as_str()),
+            });
+            (name.clone(), definition)
+        })
+        .collect();
+    serde_json::Value::Object(definitions)
+}
+
+/// The Python type name of a JSON schema (`str`, `int`, `List[str]`), depth-bounded.
+fn python_type(schema: &serde_json::Value, depth: usize) -> String {
+    let ty = schema
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    match ty {
+        "string" => "str".into(),
+        "integer" => "int".into(),
+        "number" => "float".into(),
+        "boolean" => "bool".into(),
+        "object" => "Dict".into(),
+        "array" if depth < 4 => match schema.get("items") {
+            Some(items) => format!("List[{}]", python_type(items, depth + 1)),
+            None => "List".into(),
+        },
+        "array" => "List".into(),
+        _ => "Any".into(),
+    }
+}
+
 #[cfg(test)]
 mod flat_tools_tests {
     use super::*;
@@ -774,5 +860,30 @@ mod flat_tools_tests {
         assert_eq!(text, "lookup");
         let (flat, _) = render("{{ tools | tojson }}");
         assert!(!flat);
+    }
+
+    #[test]
+    fn a_template_written_for_parameter_definitions_gets_them() {
+        let source = "{% for t in tools %}def {{ t.name }}({% for n, d in \
+            t.parameter_definitions.items() %}{{ n }}: {{ d.type }}{% if not d.required %} = None\
+            {% endif %}{% if not loop.last %}, {% endif %}{% endfor %}){% endfor %}";
+        let t = ChatTemplate::new("t", source).unwrap();
+        assert_eq!(t.tool_shape(), ToolShape::ParameterDefinitions);
+        let tool = json!({"type": "function", "function": {"name": "find", "parameters": {
+            "type": "object", "required": ["q"],
+            "properties": {"q": {"type": "string"}, "tags": {"type": "array", "items": {"type": "integer"}}}}}});
+        let input = RenderInput::new(vec![json!({"role": "user", "content": "Q"})])
+            .with_tools(Some(vec![tool]));
+        assert_eq!(
+            t.render(&input).unwrap(),
+            "def find(q: str, tags: List[int] = None)"
+        );
+        // Flat templates keep the plain flat shape.
+        assert_eq!(
+            ChatTemplate::new("f", "{% for t in tools %}{{ t.name }}{% endfor %}")
+                .unwrap()
+                .tool_shape(),
+            ToolShape::Flat
+        );
     }
 }

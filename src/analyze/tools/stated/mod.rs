@@ -120,13 +120,25 @@ pub fn analyze(
         probes: ProbeSet::CHECK,
         ..scenario.clone()
     })?;
-    let preamble = Preamble::of(&with, &without);
+    let mut preamble = Preamble::of(&with, &without);
     if preamble.text.trim().is_empty() {
         return Err("the tool definitions do not render".into());
     }
-    let other = Preamble::of(&other_tools, &without);
+    let mut other = Preamble::of(&other_tools, &without);
     let (p, c) = (&ProbeSet::PRIMARY, &ProbeSet::CHECK);
-    let found = examples::find(&preamble.text, &[p.fn_first, p.fn_second]);
+    let mut found = examples::find(&preamble.text, &[p.fn_first, p.fn_second]);
+    if found.is_empty() {
+        // A template may state the format whether or not tools are given (instructions in
+        // every prompt, before or after the conversation): the examples are then in the
+        // whole prompt rendered with tools.
+        let whole = Preamble::of(&with, "");
+        let in_whole = examples::find(&whole.text, &[p.fn_first, p.fn_second]);
+        if !in_whole.is_empty() {
+            preamble = whole;
+            found = in_whole;
+            other = Preamble::of(&other_tools, "");
+        }
+    }
     let found_other = examples::find(&other.text, &[c.fn_first, c.fn_second]);
     let mut problems = Vec::new();
     for example in &found {

@@ -282,9 +282,12 @@ impl Reader<'_> {
         let len = rest
             .find([',', '}', ']', '\n', '{', '['])
             .unwrap_or(rest.len());
-        let word = rest[..len].trim_end();
+        let mut word = rest[..len].trim_end();
         if word.is_empty() {
             return None;
+        }
+        if let Some(line) = prose_line(rest, word) {
+            word = line;
         }
         let scalar = matches!(word, "true" | "false" | "null" | "True" | "False" | "None")
             || word.parse::<f64>().is_ok();
@@ -316,9 +319,56 @@ impl Reader<'_> {
     }
 }
 
+/// The whole line `rest` starts with (a trailing comma left out), where the placeholder
+/// `word` read up to the first punctuation is prose that goes on past it: a comma that no
+/// member or item follows, or braces inside the sentence (`a dict of parameters, or {} if it
+/// takes none`). `None` where the punctuation ends the placeholder.
+fn prose_line<'r>(rest: &'r str, word: &str) -> Option<&'r str> {
+    if !word.contains(char::is_whitespace) {
+        return None;
+    }
+    let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+    let after = line[word.len()..].trim_start();
+    let goes_on = match after.strip_prefix(',') {
+        Some(next) => {
+            let next = next.trim_start();
+            !next.is_empty() && !next.starts_with(['"', '\'', '{', '[', '<', '}', ']', '.', '…'])
+        }
+        None => after.starts_with(['{', '[']),
+    };
+    if !goes_on {
+        return None;
+    }
+    let line = line.trim_end();
+    let line = line.strip_suffix(',').unwrap_or(line).trim_end();
+    // The line must not close the container it is in (`…value}` on one line).
+    (!line.ends_with(['}', ']'])).then_some(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prose_placeholders_may_hold_commas_and_braces() {
+        let text = "[\n  {\n    \"tool_name\": title of the tool in the specification,\n    \"parameters\": a dict of parameters, or {} if it takes none\n  }\n]";
+        let node = read(text, 0).unwrap();
+        assert_eq!(node.end, text.len());
+        let Kind::Array(items) = &node.kind else {
+            panic!("array expected")
+        };
+        let m = items[0].members().unwrap();
+        assert_eq!(m[1].key, "parameters");
+        assert_eq!(
+            &text[m[1].value.start..m[1].value.end],
+            "a dict of parameters, or {} if it takes none"
+        );
+        // On one line, the comma before the next member ends the placeholder.
+        let text = r#"{"name": function name, "parameters": dictionary of argument names}"#;
+        let node = read(text, 0).unwrap();
+        assert_eq!(node.end, text.len());
+        assert_eq!(node.members().unwrap().len(), 2);
+    }
 
     #[test]
     fn reads_json_with_placeholders() {

@@ -126,9 +126,34 @@ pub fn marker_before(text: &str, at: usize) -> (usize, &str) {
         && run.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if is_marker(run) || glued_word {
         (start + lead, &text[start + lead..at])
+    } else if let Some(fence) = fence_opener(&trimmed[start..]) {
+        // A code fence (```json), with the one-word label it follows on its line
+        // (`Action: ```json`).
+        let mut from = start + (trimmed[start..].len() - fence.len());
+        let head = trimmed[..from].trim_end_matches([' ', '\t']);
+        if head.len() < from && head.ends_with(':') {
+            let word_at = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+            let word = &head[word_at..head.len() - 1];
+            if !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                from = word_at;
+            }
+        }
+        (from, &text[from..at])
     } else {
         (at, "")
     }
+}
+
+/// The code fence `run` is (three or more backticks and an optional language word:
+/// ```json, ```tool_calls), as a marker opening an example; `None` otherwise.
+fn fence_opener(run: &str) -> Option<&str> {
+    let ticks = run.len() - run.trim_start_matches('`').len();
+    let lang = &run[ticks..];
+    (ticks >= 3
+        && lang
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))
+    .then_some(run)
 }
 
 /// The marker written right after byte `at` of `text` (see [`marker_before`]), without
@@ -151,8 +176,13 @@ pub fn marker_after(text: &str, at: usize) -> (usize, &str) {
         .find(|((_, a), b)| matches!(a, '>' | ']') && prose_punctuation(*b))
         .map_or(len, |((i, a), _)| i + a.len_utf8());
     let run = trimmed[..len].trim_end_matches(prose_punctuation);
+    let ticks = trimmed.len() - trimmed.trim_start_matches('`').len();
     if is_marker(run) {
         let end = at + gap + run.len();
+        (end, &text[at..end])
+    } else if ticks >= 3 {
+        // A code fence's closer.
+        let end = at + gap + ticks;
         (end, &text[at..end])
     } else {
         (at, "")
@@ -228,5 +258,15 @@ mod tests {
         assert_eq!(marker_after(t, 15).1, "</call>");
         let t = "{} and then";
         assert_eq!(marker_after(t, 2).1, "");
+        // A code fence, with the one-word label before it on its line.
+        let t = "Reply with Action: ```json\n[{\"name\": x}]\n```<|end|>";
+        let open = t.find('[').unwrap();
+        assert_eq!(marker_before(t, open), (11, "Action: ```json\n"));
+        assert_eq!(marker_after(t, t.find("]\n").unwrap() + 1).1, "\n```");
+        let t = "Calls go in\n```tool_code\n[f(x=1)]\n``` blocks.";
+        assert_eq!(marker_before(t, t.find('[').unwrap()).1, "```tool_code\n");
+        // Backticks quoting prose are no fence.
+        let t = "write `[f(x=1)]` as shown";
+        assert_eq!(marker_before(t, 7).1, "");
     }
 }
