@@ -1534,7 +1534,7 @@ impl Gen<'_> {
         let b = self.b;
         let f = &t.function;
         let args = match t.format {
-            ToolFormat::TagWithTagged => self.tagged_args(t),
+            ToolFormat::TagWithTagged => self.tagged_or_json_args(t),
             _ => b.seq([
                 self.lit(&t.arguments.start),
                 b.tag(tags::TOOL_ARGS, b.json()),
@@ -1731,6 +1731,37 @@ impl Gen<'_> {
                 b.tag(tags::LENIENT, b.seq([b.space(), b.literal(core)])),
             ])),
         ])
+    }
+
+    /// A tagged call's arguments, or (read, never written) one JSON object in their place,
+    /// as models that know JSON calls write it (`<invoke name="f">{"city": "Paris"}</invoke>`)
+    /// where what ends the call follows it. The tag is entered once the object has opened.
+    fn tagged_or_json_args(&self, t: &ToolAnalysis) -> Parser {
+        let b = self.b;
+        let tagged = self.tagged_args(t);
+        let a = &t.arguments;
+        let ends: Vec<&str> = [t.function.close.as_str(), t.per_call_end.as_str()]
+            .into_iter()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .collect();
+        // Only where the arguments have no wrapper of their own, their first argument opens
+        // otherwise than an object does, and something ends the call (a JSON object then
+        // needs no other boundary).
+        let own_wrapper = !a.start.trim().is_empty() || !a.end.trim().is_empty();
+        let opens_like_object = a.name_prefix.trim_start().starts_with('{');
+        let Some(&end) = ends.first().filter(|_| !own_wrapper && !opens_like_object) else {
+            return tagged;
+        };
+        let json = b.seq([
+            b.peek(b.seq([b.space(), b.literal("{")])),
+            b.tag(
+                tags::LENIENT,
+                b.seq([b.space(), b.tag(tags::TOOL_ARGS, b.json()), b.space()]),
+            ),
+            b.peek(self.lit_before(end)),
+        ]);
+        b.choice([json, tagged])
     }
 
     fn tagged_args(&self, t: &ToolAnalysis) -> Parser {
