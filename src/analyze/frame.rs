@@ -42,7 +42,7 @@ pub struct Frame {
     /// tool-call turns have no end of their own.
     pub tool_next_turn: String,
     /// Markers only tool results are written with (`<｜tool▁output▁begin｜>`,
-    /// `<|tool_response>`): no user or assistant turn holds them (see
+    /// `<tool_response>`): no user or assistant turn holds them (see
     /// [`tool_result_markers`]).
     pub tool_result_markers: Vec<String>,
     /// The first segment of the generation prompt (anchors turns, see `turn_of`).
@@ -647,4 +647,30 @@ pub fn after_last_probe<'a>(text: &'a str, probes: &ProbeSet) -> &'a str {
     .max()
     .unwrap_or(0);
     &text[end..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_result_markers;
+    use crate::analyze::scenario::TOOL_RESULT;
+
+    #[test]
+    fn tool_result_markers_are_the_tokens_right_around_the_result() {
+        let without = "<|u|>Hi<|end|><|a|>call<|end|>";
+        let turns = ["<|u|>Hi<|end|>", "<|a|>call<|end|>"];
+        // Role header, then wrapper tokens around the result: the header is a turn's.
+        let with = format!("{without}<|u|>\n<res><out>{TOOL_RESULT}</out></res><|end|>");
+        assert_eq!(
+            tool_result_markers(without, &with, turns.iter().copied()),
+            ["<res>", "<out>", "</out>", "</res>"]
+        );
+        // Text between ends the run: a tool's name before the result keeps the opener out.
+        let with = format!("{without}[TOOL] name=f [BODY]{TOOL_RESULT}[/TOOL]");
+        assert_eq!(
+            tool_result_markers(without, &with, turns.iter().copied()),
+            ["[BODY]", "[/TOOL]"]
+        );
+        // No result in the render: none.
+        assert!(tool_result_markers(without, without, turns.iter().copied()).is_empty());
+    }
 }

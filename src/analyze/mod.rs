@@ -119,7 +119,7 @@ pub struct GenerationPrompt {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool_next_turn: String,
     /// Markers only tool results are written with (`<｜tool▁output▁begin｜>`,
-    /// `<|tool_response>`), which no user or assistant turn holds: a model that writes them
+    /// `<tool_response>`), which no user or assistant turn holds: a model that writes them
     /// (imitating a tool's answer) writes no field's text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_result_markers: Vec<String>,
