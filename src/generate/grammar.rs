@@ -1580,6 +1580,17 @@ impl Gen<'_> {
             );
             (word_until(b, [exact, core]), None)
         };
+        // A declared name that holds whitespace is read whole (the word stops at a space).
+        let after_name = match &name_stops {
+            Some(stops) => b.choice(
+                stops
+                    .iter()
+                    .map(|m| b.seq([b.space(), b.literal(m)]))
+                    .chain([b.seq([b.space(), b.end()])]),
+            ),
+            None => b.seq([b.space(), b.literal(word_stop(&f.name_suffix))]),
+        };
+        let name = self.declared_or(self.tool_names, after_name, name);
         // A name suffix of whitespace alone, before what may be a word (an argument's name):
         // at least one whitespace character, unless what ends the name follows right away
         // (the parser reads a name up to whitespace, so `fnquery` would be one name).
@@ -1764,6 +1775,25 @@ impl Gen<'_> {
         b.choice([json, tagged])
     }
 
+    /// `word`, or first a declared name (of `declared`) that holds whitespace, read whole
+    /// where `after` follows it: a template writes such a name as it is (`<function=get
+    /// current temperature>`), and a word stops at its first space.
+    fn declared_or(&self, declared: &[String], after: Parser, word: Parser) -> Parser {
+        let b = self.b;
+        let mut spaced: Vec<&str> = declared
+            .iter()
+            .map(String::as_str)
+            .filter(|n| n.trim() == *n && n.contains(char::is_whitespace))
+            .collect();
+        if spaced.is_empty() {
+            return word;
+        }
+        // Longest first: a name that starts another does not cut it short.
+        spaced.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        let names = b.choice(spaced.into_iter().map(|n| b.literal(n)));
+        b.choice([b.seq([names, b.peek(after)]), word])
+    }
+
     fn tagged_args(&self, t: &ToolAnalysis) -> Parser {
         let b = self.b;
         let a = &t.arguments;
@@ -1893,11 +1923,18 @@ impl Gen<'_> {
                         if t.python_calls_with_quoted_values() || t.python_keyword_calls() {
                             b.chars(ARGUMENT_NAME_CHARS, 1, None)
                         } else {
-                            name_until(if a.name_suffix.trim().is_empty() {
+                            let ends_name = if a.name_suffix.trim().is_empty() {
                                 &a.value_prefix
                             } else {
                                 &a.name_suffix
-                            })
+                            };
+                            let after = b.seq([b.space(), b.literal(word_stop(ends_name))]);
+                            let word = name_until(ends_name);
+                            if word_stop(ends_name).is_empty() {
+                                word
+                            } else {
+                                self.declared_or(self.parameter_names, after, word)
+                            }
                         },
                     ),
                     name_suffix,

@@ -1212,6 +1212,15 @@ impl<'a> FromPeg<'a> {
                     Expr::lit(&json)
                 }
             }
+            // A choice that is not the names themselves (a declared name read whole, or a
+            // word): the name as each alternative writes it.
+            Node::Choice(items)
+                if !items
+                    .iter()
+                    .all(|&i| matches!(self.node(i), Node::Literal(_))) =>
+            {
+                Expr::alt(items.iter().map(|&i| self.name_as(i, name, in_id)))
+            }
             Node::Choice(items) => {
                 self.names_in_peg.set(true);
                 Expr::alt(items.iter().filter_map(|&i| match self.node(i) {
