@@ -273,7 +273,7 @@ pub struct ChatTemplate {
     /// See [`ChatTemplate::wants_text_parts`].
     text_parts: OnceLock<bool>,
     /// See [`ChatTemplate::tool_shape`].
-    flat_tools: OnceLock<ToolShape>,
+    tool_shape: OnceLock<ToolShape>,
     /// See [`ChatTemplate::with_variables`].
     variables: Map<String, serde_json::Value>,
 }
@@ -323,7 +323,7 @@ impl ChatTemplate {
             env,
             free_variables: OnceLock::new(),
             text_parts: OnceLock::new(),
-            flat_tools: OnceLock::new(),
+            tool_shape: OnceLock::new(),
             variables: Map::new(),
         })
     }
@@ -338,7 +338,7 @@ impl ChatTemplate {
     pub fn with_variables(mut self, variables: Map<String, serde_json::Value>) -> ChatTemplate {
         self.variables = variables;
         self.text_parts = OnceLock::new();
-        self.flat_tools = OnceLock::new();
+        self.tool_shape = OnceLock::new();
         self
     }
 
@@ -390,8 +390,8 @@ impl ChatTemplate {
     /// list of parts ([`wants_text_parts`](Self::wants_text_parts)) gets string content as one
     /// text part, as inference servers pass it.
     ///
-    /// A template that reads tool definitions only flat
-    /// ([`wants_flat_tools`](Self::wants_flat_tools)) gets them so.
+    /// A template that reads tool definitions only in another shape than OpenAI's
+    /// ([`tool_shape`](Self::tool_shape)) gets them in that shape.
     pub fn render(&self, input: &RenderInput) -> Result<String, TemplateError> {
         let flat;
         let input =
@@ -420,7 +420,7 @@ impl ChatTemplate {
     /// `parameter_definitions`, for templates written for that API) renders and shows it
     /// (checked once, with one user message).
     pub fn tool_shape(&self) -> ToolShape {
-        *self.flat_tools.get_or_init(|| {
+        *self.tool_shape.get_or_init(|| {
             const NAME: &str = "flat_tools_probe_q7";
             let tool = serde_json::json!({
                 "type": "function",
