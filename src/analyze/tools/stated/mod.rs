@@ -66,6 +66,8 @@ struct Preamble {
     text: String,
     /// Markers the preamble shows that the prompt without tools does not use.
     markers: Vec<String>,
+    /// Labels its prose quotes for the model to write (`'Action:'`).
+    labels: Vec<String>,
 }
 
 impl Preamble {
@@ -95,7 +97,12 @@ impl Preamble {
                 add(run);
             }
         }
-        Preamble { text, markers }
+        let labels = words::quoted_labels(&text);
+        Preamble {
+            text,
+            markers,
+            labels,
+        }
     }
 }
 
@@ -140,14 +147,20 @@ pub fn analyze(
         }
     }
     let found_other = examples::find(&other.text, &[c.fn_first, c.fn_second]);
+    let labelled = prose::statements(&preamble.text, &preamble.labels);
     let mut problems = Vec::new();
     for example in &found {
         let text = &preamble.text[example.span.0..example.span.1];
-        match read_example(analysis, example, text, &found_other) {
+        let label = label_of(example, text, &labelled);
+        match read_example(analysis, example, text, &found_other, label) {
             Ok(tools) => {
+                let text = match label {
+                    Some(label) => format!("{label}\n{}", text.trim()),
+                    None => text.trim().to_owned(),
+                };
                 let stated = StatedFormat {
                     source: example.shape.name().to_owned(),
-                    example: text.trim().to_owned(),
+                    example: text,
                     calls: example.calls(),
                 };
                 return Ok((tools, stated));
@@ -159,7 +172,13 @@ pub fn analyze(
         Ok(found) => return Ok(found),
         Err(why) => problems.extend(why),
     }
-    for statement in prose::statements(&preamble.text, &preamble.markers) {
+    let named: Vec<String> = preamble
+        .markers
+        .iter()
+        .chain(&preamble.labels)
+        .cloned()
+        .collect();
+    for statement in prose::statements(&preamble.text, &named) {
         let syntax = statement.syntax();
         let read = derive(&syntax).and_then(|tools| {
             check::check(&with_tools(analysis, &tools), &syntax, None)?;
@@ -248,12 +267,28 @@ pub fn wrapper(
         })
 }
 
-/// The format an example states, checked.
+/// The label a sentence of the prose says the calls follow (`Write 'Action:' followed by a
+/// JSON list`), where the example does not write it: a statement of the same shape (a list
+/// of calls, or one object per call).
+fn label_of<'s>(
+    example: &Example,
+    text: &str,
+    labelled: &'s [prose::Statement],
+) -> Option<&'s str> {
+    let list = example.syntax.open.trim_end().ends_with('[');
+    labelled
+        .iter()
+        .find(|s| s.list == list && s.close.is_none() && !text.contains(s.marker.as_str()))
+        .map(|s| s.marker.as_str())
+}
+
+/// The format an example states (after `label`, when the prose names one), checked.
 fn read_example(
     analysis: &Analysis,
     example: &Example,
     text: &str,
     other_render: &[Example],
+    label: Option<&str>,
 ) -> Result<ToolAnalysis, String> {
     let p = &ProbeSet::PRIMARY;
     let declared = example
@@ -263,10 +298,20 @@ fn read_example(
     if declared && !other_render.iter().any(|o| o.syntax == example.syntax) {
         return Err("it changes with the declared tools in more than the tool name".into());
     }
-    let tools = derive(&example.syntax)?;
+    let (syntax, text) = match label {
+        Some(label) => (
+            example.syntax.after_label(label),
+            format!("{label}\n{text}"),
+        ),
+        None => (example.syntax.clone(), text.to_owned()),
+    };
+    let tools = derive(&syntax)?;
     let format = with_tools(analysis, &tools);
-    let literal = example.literal.as_deref().map(|calls| (text, calls));
-    check::check(&format, &example.syntax, literal)?;
+    let literal = example
+        .literal
+        .as_deref()
+        .map(|calls| (text.as_str(), calls));
+    check::check(&format, &syntax, literal)?;
     Ok(tools)
 }
 

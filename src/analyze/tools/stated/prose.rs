@@ -33,6 +33,9 @@ const NEGATIONS: &[&str] = &["not", "never", "no", "without", "don", "t"];
 /// Words after `JSON` that state a list of calls.
 const LIST_WORDS: &[&str] = &["list", "array", "lists", "arrays"];
 
+/// Words after `JSON` that say how it is written, not what it is (`JSON-formatted list`).
+const FORM_WORDS: &[&str] = &["formatted", "encoded", "serialized", "style", "valid"];
+
 /// A stated call format read from a sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement {
@@ -231,9 +234,11 @@ fn states_json(after: &str, markers: &[String]) -> Option<bool> {
     if negated || markers.iter().any(|m| before_json.contains(m.as_str())) {
         return None;
     }
-    let list = words
-        .get(json + 1)
-        .is_some_and(|(_, w)| LIST_WORDS.contains(&w.as_str()));
+    // "a JSON-formatted list": a word on how the JSON is written comes before what it is.
+    let what = words[json + 1..]
+        .iter()
+        .find(|(_, w)| !FORM_WORDS.contains(&w.as_str()));
+    let list = what.is_some_and(|(_, w)| LIST_WORDS.contains(&w.as_str()));
     Some(list)
 }
 
@@ -274,6 +279,12 @@ mod tests {
         let text =
             "Call tools by replying with <|fn|> followed by a JSON list of calls. Else answer.";
         assert_eq!(read(text, &["<|fn|>"]), [("<|fn|>".to_owned(), true)]);
+    }
+
+    #[test]
+    fn a_word_on_how_json_is_written_comes_before_list() {
+        let text = "Write 'Call:' followed by a json-formatted list of actions.";
+        assert_eq!(read(text, &["Call:"]), [("Call:".to_owned(), true)]);
     }
 
     #[test]

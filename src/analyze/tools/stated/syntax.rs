@@ -113,6 +113,20 @@ impl Syntax {
         )
     }
 
+    /// The same syntax with `label` written first, on a line of its own (models write a
+    /// space there as often, which a line break between signs matches): before the calls, or
+    /// before each call where nothing opens the calls.
+    pub fn after_label(&self, label: &str) -> Syntax {
+        let mut syntax = self.clone();
+        let first = if syntax.open.is_empty() {
+            &mut syntax.head
+        } else {
+            &mut syntax.open
+        };
+        *first = format!("{label}\n{first}");
+        syntax
+    }
+
     fn call(&self, call: &CallSpec) -> String {
         let name = match self.name {
             NameForm::Json => Value::String(call.name.clone()).to_string(),
