@@ -231,8 +231,15 @@ pub fn build_grammar(
             b.until_one_of(stops)
         } else {
             // A turn end right after the content (the model skipped the closer) ends it; one
-            // with more text after it is content.
-            g.until_closer_or_final_turn_end(ce, &te)
+            // with more text after it is content. A call opener that starts with a whole marker
+            // ends it too (a model that calls right after a content block the prompt opened);
+            // bare call text (`{"name"`) does not.
+            let marker_heads: Vec<String> = call_heads
+                .iter()
+                .filter(|h| marker_spans(h).first().is_some_and(|&(at, _)| at == 0))
+                .cloned()
+                .collect();
+            g.until_closer_or_final_turn_end(ce, &marker_heads, &te)
         };
         // Where the turn's header is the call opener (every message opens with it and what
         // follows picks its kind: `<|recipient|>NAME` or `<|recipient|>all<|content|>`), the
@@ -246,10 +253,19 @@ pub fn build_grammar(
             Some(o) => b.optional(b.seq([b.space(), b.literal(o)])),
             None => b.eps(),
         };
+        // The opener written again right after it (after a prompt that already opened the
+        // content) opens nothing and is dropped, unless closed right away.
+        let repeated = if ce.is_empty() {
+            b.zero_or_more(b.seq([b.space(), b.literal(cs)]))
+        } else {
+            let closed = b.seq([b.space(), b.literal(ce)]);
+            b.zero_or_more(b.seq([b.space(), b.literal(cs), b.negate(closed)]))
+        };
         let wrapped = b.seq([
             lead,
             b.space(),
             b.literal(cs),
+            repeated,
             b.tag(tags::CONTENT, text),
             b.optional(g.lit(ce)),
         ]);
@@ -1101,19 +1117,25 @@ impl Gen<'_> {
 
     /// A trailing end-of-turn marker: one of `forms` (longest first), then only whitespace to
     /// the end.
-    /// Text up to `closer`, or up to a turn end (`forms`) that ends the output; a turn end
-    /// with more text after it is text. Without a turn end other than `closer`, text up to
-    /// `closer`.
-    fn until_closer_or_final_turn_end(&self, closer: &str, forms: &[String]) -> Parser {
+    /// Text up to `closer` or one of `also`, or up to a turn end (`forms`) that ends the
+    /// output; a turn end with more text after it is text. Without a turn end other than
+    /// `closer`, text up to `closer` or one of `also`.
+    fn until_closer_or_final_turn_end(
+        &self,
+        closer: &str,
+        also: &[String],
+        forms: &[String],
+    ) -> Parser {
         let b = self.b;
         let starts: Vec<String> = form_starts(forms)
             .into_iter()
             .filter(|f| !f.starts_with(closer))
             .collect();
-        if starts.is_empty() {
-            return b.until(closer);
-        }
         let mut stops = vec![closer.to_owned()];
+        stops.extend(also.iter().filter(|a| !a.is_empty()).cloned());
+        if starts.is_empty() {
+            return b.until_one_of(stops);
+        }
         stops.extend(starts.iter().cloned());
         let inside = b.seq([
             b.peek(b.choice(starts.iter().map(|t| b.literal(t)))),

@@ -90,7 +90,7 @@ pub(super) fn switch_grammar(
     let reopened = || b.seq([b.space(), b.literal(header), rechosen()]);
     let reasoning_text = || {
         if header.is_empty() {
-            return g.until_closer_or_final_turn_end(end, &te);
+            return g.until_closer_or_final_turn_end(end, &[], &te);
         }
         let mut stops = vec![end.to_owned(), header.to_owned()];
         stops.extend(form_starts(&te).into_iter().filter(|f| !f.starts_with(end)));
