@@ -10,6 +10,8 @@
 //!    on and off (the *prefill*: what the prompt already wrote of the output).
 //! 3. `reasoning` (phases R1–R3): reasoning markers, delimiter style (empty start), scope, and
 //!    the prefill state for both thinking settings.
+//!    Where none renders, `stated_reasoning` (phase R4) reads what the prompt states in words
+//!    (a tag named by a thinking word, quoted labels), with the reply's wrapper.
 //! 4. `content` (phase C1): content wrapping.
 //! 5. `tools` (phases T1–T7, A1–A2): format classification (JSON native, tag + JSON arguments,
 //!    tag + tagged arguments), section/per-call markers and separator, function-name markers,
@@ -36,10 +38,12 @@ pub mod content;
 mod frame;
 mod joins;
 pub mod markers;
+pub mod prose;
 pub mod reasoning;
 pub mod report;
 pub mod scenario;
 pub mod slots;
+mod stated_reasoning;
 pub mod switch;
 pub mod tools;
 mod validate;
@@ -206,6 +210,31 @@ impl Analysis {
     }
 }
 
+/// Phase R4: reasoning, and the content's wrapper, that the prompt states (see
+/// `stated_reasoning`), read from the prompt of one user message with thinking on.
+fn read_stated_reasoning(renderer: &Renderer<'_>, frame: &Frame, analysis: &mut Analysis) {
+    let scenario = Scenario {
+        generation_prompt: true,
+        ..Scenario::user_only()
+    };
+    let Ok(prompt) = renderer.render(&scenario) else {
+        return;
+    };
+    let Some(stated) = stated_reasoning::read(&prompt, frame) else {
+        return;
+    };
+    analysis.reasoning = stated.reasoning;
+    reasoning::classify_prefills(&mut analysis.reasoning, frame);
+    if let Some((start, end)) = stated.content {
+        analysis.content = ContentAnalysis {
+            mode: ContentMode::AlwaysWrapped,
+            start,
+            end,
+            block_join: None,
+        };
+    }
+}
+
 /// Analyses `template` (uncached; see [`analyze_cached`]).
 pub fn analyze(template: &ChatTemplate) -> Analysis {
     let capabilities = Capabilities::probe(template);
@@ -251,6 +280,12 @@ pub fn analyze(template: &ChatTemplate) -> Analysis {
     match content::analyze(&frame.content_body, &reasoning) {
         Ok(content) => analysis.content = content,
         Err(reason) => analysis.mark_unsupported(Part::Content, reason),
+    }
+    if !analysis.reasoning.found()
+        && reasoning.unsupported.is_none()
+        && analysis.content.mode == ContentMode::Plain
+    {
+        read_stated_reasoning(&renderer, &frame, &mut analysis);
     }
     let tools_render = frame.tool_body.is_some() || capabilities.tools;
     if let Some(scenario) = tool_scenario.as_ref().filter(|_| tools_render) {

@@ -54,6 +54,8 @@ pub enum MarkerSource {
     Turn,
     /// From the generation prompts (thinking on vs off).
     GenerationPrompt,
+    /// Stated in the prompt's words, written by no render (see `stated_reasoning`).
+    Prompt,
     /// No markers.
     None,
 }
@@ -138,7 +140,7 @@ impl ReasoningAnalysis {
         }
     }
 
-    fn with_markers(start: &str, end: &str, source: MarkerSource) -> ReasoningAnalysis {
+    pub(crate) fn with_markers(start: &str, end: &str, source: MarkerSource) -> ReasoningAnalysis {
         // Leading whitespace before the opener is not part of it.
         let start = start.trim_start();
         ReasoningAnalysis {
@@ -252,7 +254,7 @@ fn bare_reasoning(body: &str) -> Option<String> {
 }
 
 /// Classifies what each generation prompt (thinking on and off) already wrote of `a`.
-fn classify_prefills(a: &mut ReasoningAnalysis, frame: &Frame) {
+pub(crate) fn classify_prefills(a: &mut ReasoningAnalysis, frame: &Frame) {
     let on = format!("{}{}", frame.header, frame.prompt_thinking_on);
     let off = format!("{}{}", frame.header, frame.prompt_thinking_off);
     a.prefill_thinking_on = classify_prefill(&on, &a.start, &a.end);
@@ -441,7 +443,7 @@ fn opening_marker(prompt: &str) -> Option<&str> {
 
 /// The conventional closing form of an opening marker: `<x>` → `</x>`, `[X]` → `[/X]`, and
 /// the same in the other bracket pairs (`⟦x⟧` → `⟦/x⟧`).
-fn closing_form(start: &str) -> Option<String> {
+pub(crate) fn closing_form(start: &str) -> Option<String> {
     let (open, close) = (start.chars().next()?, start.chars().last()?);
     let inner = start.get(open.len_utf8()..start.len().checked_sub(close.len_utf8())?)?;
     let plain = |c: char| c.is_alphanumeric() || c == '_' || c == '-' || c == ':';

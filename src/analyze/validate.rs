@@ -120,6 +120,10 @@ fn check_content(
     r: &ReasoningAnalysis,
     content: &ContentAnalysis,
 ) -> Result<(), String> {
+    if r.source == MarkerSource::Prompt {
+        // A wrapper the prompt states with its reasoning (phase R4): no render writes it.
+        return Ok(());
+    }
     let c = &ProbeSet::CHECK;
     let mut turn = Turn::content(c.content);
     let mut scenario = None;

@@ -97,7 +97,7 @@ impl Preamble {
                 add(run);
             }
         }
-        let labels = words::quoted_labels(&text);
+        let labels = crate::analyze::prose::quoted_labels(&text);
         Preamble {
             text,
             markers,

@@ -81,40 +81,6 @@ fn prose_punctuation(c: char) -> bool {
     )
 }
 
-/// The longest label a sentence may quote, in bytes.
-const LABEL_BYTES: usize = 32;
-
-/// Labels the prose quotes for the model to write (`Write 'Action:' followed by …`): a quoted
-/// run of at most three words that ends in a colon, in order, each once. A quote glued to a
-/// letter before it is an apostrophe, never an opening quote.
-pub fn quoted_labels(text: &str) -> Vec<String> {
-    let mut labels: Vec<String> = Vec::new();
-    let mut prev = ' ';
-    for (i, q) in text.char_indices() {
-        let opens = matches!(q, '\'' | '"' | '`') && !prev.is_alphanumeric();
-        prev = q;
-        if !opens {
-            continue;
-        }
-        let rest = &text[i + 1..];
-        let Some(end) = rest.find(q).filter(|&e| e <= LABEL_BYTES) else {
-            continue;
-        };
-        let inner = &rest[..end];
-        let words = inner.split(' ').count();
-        let label = inner.ends_with(':')
-            && inner.starts_with(char::is_alphanumeric)
-            && words <= 3
-            && !inner.contains("  ")
-            && !inner.contains(|c: char| c != ' ' && c.is_whitespace())
-            && !inner.contains(['\'', '"', '`']);
-        if label && !labels.iter().any(|l| l == inner) {
-            labels.push(inner.to_owned());
-        }
-    }
-    labels
-}
-
 /// Whether `run` (no whitespace) has the form of a marker: at least two characters, starting
 /// and ending with a symbol (`<|calls|>`, `[CALL]`, `⟪calls⟫`, `<tool_request>`).
 pub fn is_marker(run: &str) -> bool {
@@ -302,16 +268,5 @@ mod tests {
         // Backticks quoting prose are no fence.
         let t = "write `[f(x=1)]` as shown";
         assert_eq!(marker_before(t, 7).1, "");
-    }
-
-    #[test]
-    fn labels_the_prose_quotes() {
-        let t =
-            "Write 'Call:' followed by a list, or \"Final answer:\" then text. It's `Tool use:`.";
-        assert_eq!(quoted_labels(t), ["Call:", "Final answer:", "Tool use:"]);
-        // Apostrophes, quoted prose and quoted words without a colon are no labels.
-        let t = "the model's 'own' words: don't 'say this: please' or 'a b c d:'";
-        assert!(quoted_labels(t).is_empty());
-        assert!(quoted_labels("'Call:\n'").is_empty());
     }
 }
