@@ -167,11 +167,29 @@ fn values_delimited(t: &ToolAnalysis) -> Result<(), String> {
     {
         return Ok(());
     }
-    let end = if a.value_suffix.is_empty() {
-        &a.separator
-    } else {
-        &a.value_suffix
-    };
+    // What follows a value: its suffix, else the separator, else the next argument's name.
+    let end = [&a.value_suffix, &a.separator, &a.name_prefix]
+        .into_iter()
+        .find(|m| !m.is_empty())
+        .map_or("", |m| m.as_str());
+    if end.is_empty() {
+        return Err(format!(
+            "{}argument values run into the next argument's name with nothing written between \
+             them: where a value ends cannot be found (its rendered arguments do not delimit \
+             the values)",
+            super::REFUSED
+        ));
+    }
+    if [&t.function.name_suffix, &a.start, &a.name_prefix]
+        .iter()
+        .all(|m| m.is_empty())
+    {
+        return Err(format!(
+            "{}the function name runs into the first argument's name with nothing written \
+             between them: where the name ends cannot be found",
+            super::REFUSED
+        ));
+    }
     match end.chars().next() {
         Some(c) if c.is_alphanumeric() => Err(format!(
             "{}argument values are followed by {end:?}, text a value may hold: where a value \
