@@ -2,6 +2,9 @@
 //! 'Action:' followed by …`) and the sentences around them. Shared by the stated tool-call
 //! formats (`tools::stated`) and the stated reasoning (`stated_reasoning`).
 
+/// Words that turn a sentence into a prohibition ("never write <x>", "don't use JSON").
+pub const NEGATIONS: &[&str] = &["not", "never", "no", "without", "don", "t", "avoid"];
+
 /// The longest label a sentence may quote, in bytes.
 const LABEL_BYTES: usize = 40;
 

@@ -19,7 +19,7 @@
 
 use super::frame::Frame;
 use super::markers::marker_spans;
-use super::prose::{quoted_labels, sentence_start, words};
+use super::prose::{quoted_labels, sentence_start, words, NEGATIONS};
 use super::reasoning::{closing_form, MarkerSource, ReasoningAnalysis};
 
 /// Words that name reasoning.
@@ -35,9 +35,6 @@ const THINKING_WORDS: &[&str] = &[
 
 /// Words that name the answer.
 const ANSWER_WORDS: &[&str] = &["response", "answer", "output", "solution", "final"];
-
-/// Words that turn a sentence into a prohibition.
-const NEGATIONS: &[&str] = &["not", "never", "no", "without", "don", "t", "avoid"];
 
 /// What the prompt states.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,6 +18,7 @@
 //! is then derived and checked like an example's (`super::derive`, `super::check`).
 
 use crate::analyze::markers::pairs;
+use crate::analyze::prose::NEGATIONS;
 
 use super::syntax::{Args, NameForm, Syntax};
 
@@ -26,9 +27,6 @@ const JSON_WITHIN_WORDS: usize = 6;
 
 /// How far after the marker a sentence is read, in bytes.
 const SENTENCE_BYTES: usize = 240;
-
-/// Words that turn a sentence into a prohibition.
-const NEGATIONS: &[&str] = &["not", "never", "no", "without", "don", "t"];
 
 /// Words after `JSON` that state a list of calls.
 const LIST_WORDS: &[&str] = &["list", "array", "lists", "arrays"];
