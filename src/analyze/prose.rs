@@ -56,12 +56,24 @@ pub fn sentence_start(text: &str, at: usize) -> usize {
         .map_or(0, |(i, c)| i + c.len_utf8())
 }
 
-/// The lower-case words of `text` (letters only).
-pub fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphabetic())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+/// The lower-case words of `text` (letters only), each with its end offset.
+pub fn words(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        match (c.is_alphabetic(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((i, text[s..i].to_lowercase()));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -84,6 +96,11 @@ mod tests {
         let t = "First one. Then write 'A:' here";
         let at = sentence_start(t, t.find("'A").unwrap());
         assert_eq!(&t[at..], " Then write 'A:' here");
-        assert_eq!(words("Don't use <think>!"), ["don", "t", "use", "think"]);
+        let found: Vec<String> = words("Don't use <think>!")
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect();
+        assert_eq!(found, ["don", "t", "use", "think"]);
+        assert_eq!(words("ab cd")[1], (5, "cd".to_owned()));
     }
 }

@@ -57,7 +57,9 @@ pub fn read(prompt: &str, frame: &Frame) -> Option<StatedReasoning> {
 /// Whether the sentence before byte `at` of `text` negates.
 fn negated(text: &str, at: usize) -> bool {
     let lead = &text[sentence_start(text, at)..at];
-    words(lead).iter().any(|w| NEGATIONS.contains(&w.as_str()))
+    words(lead)
+        .iter()
+        .any(|(_, w)| NEGATIONS.contains(&w.as_str()))
 }
 
 /// The word an opening tag is named by (`<Thought>` → `thought`), if it is one.
@@ -109,7 +111,7 @@ fn from_labels(prompt: &str) -> Option<StatedReasoning> {
         if negated(prompt, at) {
             continue;
         }
-        let names = |set: &[&str]| part.iter().any(|w| set.contains(&w.as_str()));
+        let names = |set: &[&str]| part.iter().any(|(_, w)| set.contains(&w.as_str()));
         if thinking.is_none() && names(THINKING_WORDS) {
             thinking = Some(label);
         } else if thinking.is_some() && answer.is_none() && names(ANSWER_WORDS) {

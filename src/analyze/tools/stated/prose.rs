@@ -18,7 +18,7 @@
 //! is then derived and checked like an example's (`super::derive`, `super::check`).
 
 use crate::analyze::markers::pairs;
-use crate::analyze::prose::NEGATIONS;
+use crate::analyze::prose::{self, words, NEGATIONS};
 
 use super::syntax::{Args, NameForm, Syntax};
 
@@ -98,26 +98,6 @@ impl Statement {
     }
 }
 
-/// The lower-case words of `text` with their end offsets (letters only).
-fn words(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, c) in text
-        .char_indices()
-        .chain(std::iter::once((text.len(), ' ')))
-    {
-        match (c.is_alphabetic(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                out.push((i, text[s..i].to_lowercase()));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 /// The sentence that starts at the beginning of `text`: up to a full stop followed by
 /// whitespace, a line break, or [`SENTENCE_BYTES`].
 fn sentence(text: &str) -> &str {
@@ -148,15 +128,7 @@ fn closer_in(text: &str, marker: &str, markers: &[String]) -> Option<String> {
 /// Where the sentence holding byte `at` of `text` starts (after the previous sentence's full
 /// stop or line break, at most [`SENTENCE_BYTES`] before `at`).
 fn sentence_start(text: &str, at: usize) -> usize {
-    let before = &text[..at];
-    let stop = before
-        .char_indices()
-        .rev()
-        .find(|&(i, c)| {
-            let next = before[i + c.len_utf8()..].chars().next();
-            c == '\n' || (matches!(c, '.' | '!' | '?') && next.is_some_and(char::is_whitespace))
-        })
-        .map_or(0, |(i, c)| i + c.len_utf8());
+    let stop = prose::sentence_start(text, at);
     let mut floor = at.saturating_sub(SENTENCE_BYTES);
     while !text.is_char_boundary(floor) {
         floor += 1;
